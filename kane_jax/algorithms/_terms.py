@@ -1,0 +1,105 @@
+"""Per-module terms of the recursion (DESIGN §3.1): no recursion, all modules in parallel.
+
+For module ``i`` with ``q_i = (q_J, q_B)`` this computes the relative pose ``X_i = X_J(q_J) h(q_B)``
+of ``{S_i}`` in ``{S_{i-1}}``, its velocities and accelerations along the motion (nested
+``jax.jvp``), the projectors ``Pv_i``, ``Pω_i`` (``jax.jacfwd``), the body's mass moments and the
+internal forces, padded to the largest module size so that they can be stacked and scanned.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._math import vee
+from .._types import Array, Config, Float, Mat3, Vec3
+from ..bodies._base import AbstractBody, BodyMoments
+from ..chain import Chain
+from ..joints import AbstractJoint
+
+
+class ModuleTerms(NamedTuple):
+    """Local terms of one module; rows of the projectors are the module's (padded) coordinates."""
+
+    rot: Mat3  # R_i: orientation of {S_i} in {S_{i-1}}
+    trans: Vec3  # t_i: origin of {S_i} in {S_{i-1}}
+    omega_rel: Vec3  # vee(Ṙ Rᵀ), in {S_{i-1}}
+    domega_rel: Vec3  # vee(R̈ Rᵀ + Ṙ Ṙᵀ)
+    v_rel: Vec3  # ṫ
+    a_rel: Vec3  # ẗ
+    proj_v: Float[Array, "n 3"]  # Pv_i = (∂t_i/∂q_i)ᵀ R_i
+    proj_w: Float[Array, "n 3"]  # rows vee((∂R_i/∂q_ik) R_iᵀ)ᵀ R_i
+    moments: BodyMoments
+    internal: Float[Array, " n"]  # joint and body internal generalized forces
+
+
+def _pad_rows(x: Array, front: int, total: int) -> Array:
+    pad = [(front, total - front - x.shape[0])] + [(0, 0)] * (x.ndim - 1)
+    return jnp.pad(x, pad)
+
+
+def module_terms(
+    joint: AbstractJoint, body: AbstractBody, q: Config, qd: Config, qdd: Config, n_max: int,
+    *, internal: bool = True,
+) -> ModuleTerms:
+    """Local terms of one module for the motion ``(q, q̇, q̈)`` of its coordinates."""
+    nj = joint.nq
+    qj, qb = q[:nj], q[nj:]
+
+    def frame(x):
+        pose = joint.transform(x[:nj]) @ body.tip(x[nj:])
+        return pose[:3, :3], pose[:3, 3]
+
+    rot, trans = frame(q)
+    d_rot, d_trans = jax.jacfwd(frame)(q)  # (3, 3, n), (3, n)
+    # D²X[q̇, q̇] by a nested jvp; the q̈ part is the Jacobian times q̈
+    rot_c, trans_c = jax.jvp(lambda x: jax.jvp(frame, (x,), (qd,))[1], (q,), (qd,))[1]
+    rot_d, trans_d = d_rot @ qd, d_trans @ qd
+    rot_dd, trans_dd = rot_c + d_rot @ qdd, trans_c + d_trans @ qdd
+
+    omega_rel = vee(rot_d @ rot.T)
+    domega_rel = vee(rot_dd @ rot.T + rot_d @ rot_d.T)
+    proj_v = d_trans.T @ rot
+    proj_w = jax.vmap(lambda dr: vee(dr @ rot.T))(jnp.moveaxis(d_rot, -1, 0)).reshape(-1, 3) @ rot
+
+    mom = body.moments(qb, qd[nj:], qdd[nj:])
+    n = q.shape[0]
+    mom = mom._replace(**{f: _pad_rows(getattr(mom, f), nj, n_max) for f in
+                          ("proj_lin", "proj_rot", "proj_quad", "proj_cor", "proj_acc")})
+    if internal:
+        force = jnp.concatenate([joint.internal_force(qj, qd[:nj]), body.internal_force(qb, qd[nj:])])
+    else:
+        force = jnp.zeros((n,), dtype=rot.dtype)
+    return ModuleTerms(
+        rot=rot, trans=trans, omega_rel=omega_rel, domega_rel=domega_rel, v_rel=trans_d, a_rel=trans_dd,
+        proj_v=_pad_rows(proj_v, 0, n_max), proj_w=_pad_rows(proj_w, 0, n_max), moments=mom,
+        internal=_pad_rows(force, 0, n_max),
+    )
+
+
+def gather_modules(chain: Chain, x: Config) -> list[Array]:
+    """Split a chain vector into one ``(G, n_g)`` array per group."""
+    return [x[chain.layout.group_index(g)] for g in range(len(chain.groups))]
+
+
+def scatter_modules(chain: Chain, padded: Float[Array, "N n_max"]) -> Config:
+    """Inverse of the padding: ``(N, n_max)`` per-module rows back to the ``(nq,)`` chain vector."""
+    return padded.reshape(-1)[chain.layout.flat_index()]
+
+
+def chain_terms(chain: Chain, q: Config, qd: Config, qdd: Config, *, internal: bool = True) -> ModuleTerms:
+    """Local terms of every module, stacked in chain order (leading axis N)."""
+    lay = chain.layout
+    parts = []
+    for (joint, body), qg, qdg, qddg in zip(chain.groups, gather_modules(chain, q), gather_modules(chain, qd),
+                                           gather_modules(chain, qdd)):
+        fn = lambda j, b, a, v, c: module_terms(j, b, a, v, c, lay.n_max, internal=internal)  # noqa: E731
+        parts.append(eqx.filter_vmap(fn)(joint, body, qg, qdg, qddg))
+    if len(parts) == 1:
+        return parts[0]
+    stacked = jax.tree.map(lambda *xs: jnp.concatenate(xs), *parts)
+    order = jnp.asarray(lay.order)
+    return jax.tree.map(lambda x: x[order], stacked)

@@ -1,0 +1,90 @@
+"""Planar constant-curvature (CC) soft segment, with and without elongation.
+
+The toy example and Simulation 3 of paper ``003_…`` (Della Santina et al. 2020 kinematics).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax.numpy as jnp
+
+from .. import _checks
+from .._math import make_pose, one_minus_cos_over_x, rot_axis, sin_over_x
+from .._types import Array, Config, Float, Pose, Vec3
+from ._base import AbstractSoftBody
+from .quadrature import rod_rule
+
+
+class PlanarConstantCurvature(AbstractSoftBody):
+    """Planar CC segment bending in the x–y plane of its proximal frame.
+
+    Coordinates: ``q = [θ]`` or, with ``elongation=True``, ``q = [θ, δ]``: ``θ`` [rad] is the total
+    bending angle (curvature ``θ/L``), ``δ`` [-] the axial strain (current length ``L (1 + δ)``).
+    Rest configuration ``q = 0``: a straight cylinder along the proximal x-axis.
+
+    Material coordinates ``s = (σ, y, z)``: ``σ ∈ [0, 1]`` normalized arc length, ``(y, z)`` [m]
+    the position in the rigid circular cross section (``y`` in the bending plane). The backbone
+    point at ``σ`` is ``ℓσ (sin φ/φ, (1 − cos φ)/φ, 0)`` with ``φ = θσ`` and ``ℓ = L(1 + δ)``, and
+    the section is rotated by ``φ`` about z. The distal frame ``{S_i}`` sits at the tip (σ = 1),
+    rotated by ``θ`` about z. All functions use ``sinc`` forms, so values and derivatives of every
+    order are finite at ``θ = 0``.
+
+    Arguments:
+        length: rest length ``L`` [m]. radius: ``r`` [m]. density: ``ρ`` [kg/m³].
+        youngs_modulus: ``E`` [Pa]; bending stiffness ``E I / L`` (``I = π r⁴/4``) and axial
+            stiffness ``E A L`` (``A = π r²``).
+        damping: Kelvin–Voigt time constant ``η`` [s]: ``D = η K``.
+        elongation: add the axial strain coordinate.
+        order: Gauss–Legendre nodes along the arc; ``n_radial``/``n_angular``: cross-section rule
+            (``n_radial=0`` puts all mass on the backbone).
+
+    Raises:
+        ValueError: non-positive length, radius, density or modulus; negative damping.
+    """
+
+    length: Float[Array, ""]
+    radius: Float[Array, ""]
+    points: Float[Array, "K 3"]
+    weights: Float[Array, " K"]
+    stiffness: Float[Array, "n n"]
+    damping: Float[Array, "n n"]
+    nq: int = eqx.field(static=True)
+    elongation: bool = eqx.field(static=True)
+
+    def __init__(self, length=1.0, radius=0.1, density=1000.0, youngs_modulus=1e6, damping=0.0, *,
+                 elongation=False, order=5, n_radial=2, n_angular=4):
+        names = ("length", "radius", "density", "youngs_modulus")
+        vals = [_checks.as_float_array(v, n, ()) for v, n in zip((length, radius, density, youngs_modulus), names)]
+        for v, n in zip(vals, names):
+            _checks.positive(v, n)
+        eta = _checks.as_float_array(damping, "damping", ())
+        _checks.nonnegative(eta, "damping")
+        length, radius, density, youngs = vals
+        self.length, self.radius = length, radius
+        self.elongation = bool(elongation)
+        self.nq = 2 if self.elongation else 1
+        self.points, vol = rod_rule(length, radius, order=order, n_radial=n_radial, n_angular=n_angular)
+        self.weights = density * vol
+        area = jnp.pi * radius**2
+        k_bend = youngs * (jnp.pi * radius**4 / 4) / length
+        k_diag = jnp.stack([k_bend, youngs * area * length]) if self.elongation else k_bend[None]
+        self.stiffness = jnp.diag(k_diag)
+        self.damping = eta * self.stiffness
+
+    def _arc(self, q: Config) -> tuple[Array, Array]:
+        theta = q[0]
+        ell = self.length * (1 + q[1]) if self.elongation else self.length
+        return theta, ell
+
+    def position(self, q: Config, s: Array) -> Vec3:
+        theta, ell = self._arc(q)
+        sigma, y, z = s[0], s[1], s[2]
+        phi = theta * sigma
+        bx = ell * sigma * sin_over_x(phi)
+        by = ell * sigma * one_minus_cos_over_x(phi)
+        return jnp.stack([bx - y * jnp.sin(phi), by + y * jnp.cos(phi), z])
+
+    def tip(self, q: Config) -> Pose:
+        theta, ell = self._arc(q)
+        trans = jnp.stack([ell * sin_over_x(theta), ell * one_minus_cos_over_x(theta), jnp.zeros_like(theta)])
+        return make_pose(rot_axis(jnp.array([0.0, 0.0, 1.0], dtype=trans.dtype), theta), trans)

@@ -1,0 +1,59 @@
+"""Quadrature rules for the mass points of slender bodies (nodes and volume weights).
+
+Nodes are built with ``jax.numpy`` from (possibly traced) radii and lengths, so masses stay
+differentiable with respect to geometry and density.
+"""
+
+from __future__ import annotations
+
+import jax.numpy as jnp
+import numpy as np
+
+from .._types import Array, Float
+
+
+def gauss_legendre(order: int) -> tuple[np.ndarray, np.ndarray]:
+    """Gauss–Legendre nodes and weights on [0, 1] (exact for polynomials of degree 2·order − 1)."""
+    if not isinstance(order, (int, np.integer)) or order < 1:
+        raise ValueError(f"`order` must be a positive int, got {order!r}.")
+    x, w = np.polynomial.legendre.leggauss(int(order))
+    return 0.5 * (x + 1.0), 0.5 * w
+
+
+def disk_rule(radius: Array, n_radial: int = 2, n_angular: int = 4) -> tuple[Float[Array, "M 2"], Float[Array, " M"]]:
+    """Nodes ``(y, z)`` and areas on a disk of the given radius.
+
+    Gauss–Legendre in ``r`` (with the ``r dr`` Jacobian) times an equally spaced angular rule:
+    exact for the area and for the second moments ``∫ y², ∫ z²`` when ``n_radial ≥ 2`` and
+    ``n_angular ≥ 3``. ``n_radial = 0`` gives the backbone only (one node of area ``π r²``).
+    """
+    radius = jnp.asarray(radius)
+    if n_radial == 0:
+        return jnp.zeros((1, 2), dtype=radius.dtype), jnp.pi * radius[None] ** 2
+    if n_angular < 1:
+        raise ValueError(f"`n_angular` must be >= 1, got {n_angular}.")
+    xr, wr = gauss_legendre(n_radial)
+    ang = 2 * np.pi * (np.arange(n_angular) + 0.5) / n_angular
+    r = radius * jnp.asarray(xr)
+    area_r = radius**2 * jnp.asarray(wr * xr) * (2 * np.pi / n_angular)  # ∫ r dr dθ
+    y = (r[:, None] * jnp.cos(ang)[None, :]).reshape(-1)
+    z = (r[:, None] * jnp.sin(ang)[None, :]).reshape(-1)
+    area = jnp.repeat(area_r, n_angular)
+    return jnp.stack([y, z], axis=1), area
+
+
+def rod_rule(
+    length: Array, radius: Array, *, order: int = 5, n_radial: int = 2, n_angular: int = 4
+) -> tuple[Float[Array, "K 3"], Float[Array, " K"]]:
+    """Tensor rule on a cylinder: nodes ``(σ, y, z)`` with ``σ ∈ [0, 1]`` and their volumes.
+
+    ``σ`` is the normalized arc length of the undeformed rod, ``(y, z)`` [m] the position in the
+    cross section. Volume weights sum to ``π r² L``.
+    """
+    xs, ws = gauss_legendre(order)
+    sec, area = disk_rule(radius, n_radial, n_angular)
+    m = sec.shape[0]
+    sigma = jnp.repeat(jnp.asarray(xs, dtype=sec.dtype), m)
+    nodes = jnp.concatenate([sigma[:, None], jnp.tile(sec, (order, 1))], axis=1)
+    vol = (jnp.asarray(ws)[:, None] * area[None, :]).reshape(-1) * length
+    return nodes, vol

@@ -1,0 +1,186 @@
+"""Joints: pure functions ``q_J ↦ SE(3)`` composed with a constant placement (DESIGN §2).
+
+A joint's pose in the previous body's distal frame ``{S_{i-1}}`` is ``placement · motion(q_J)``.
+Every joint may carry a linear spring and damper on its own coordinates (elastic joints, series
+elastic actuators): generalized force ``stiffness (q_J - rest) + damping q̇_J``.
+"""
+
+from __future__ import annotations
+
+import abc
+
+import equinox as eqx
+import jax.numpy as jnp
+
+from . import _checks
+from ._math import make_pose, rot_axis, so3_exp, translation
+from ._types import Array, Config, Pose
+
+
+def _matrix_or_zeros(x, name: str, n: int) -> Array:
+    """Accept None, a scalar (times identity), a length-n diagonal, or an n×n matrix."""
+    if x is None:
+        return jnp.zeros((n, n))
+    arr = _checks.as_float_array(x, name)
+    if arr.ndim == 0:
+        arr = arr * jnp.eye(n, dtype=arr.dtype)
+    elif arr.shape == (n,):
+        arr = jnp.diag(arr)
+    if arr.shape != (n, n):
+        raise ValueError(f"`{name}` must be a scalar, shape ({n},) or shape ({n}, {n}), got shape {arr.shape}.")
+    _checks.symmetric_psd(arr, name, definite=False)
+    return arr
+
+
+class AbstractJoint(eqx.Module):
+    """A joint: ``nq`` coordinates, a pose function and optional spring/damper.
+
+    Subclasses implement :meth:`motion`; :meth:`transform` prepends the constant placement.
+    """
+
+    placement: eqx.AbstractVar[Pose]
+    stiffness: eqx.AbstractVar[Array]
+    damping: eqx.AbstractVar[Array]
+    nq: eqx.AbstractClassVar[int]
+
+    @abc.abstractmethod
+    def motion(self, q: Config) -> Pose:
+        """Pose of the joint's output frame relative to its placement frame."""
+
+    def transform(self, q: Config) -> Pose:
+        """Pose of the joint's output frame in the previous distal frame: ``placement · motion(q)``."""
+        return self.placement @ self.motion(q)
+
+    def internal_force(self, q: Config, qd: Config) -> Config:
+        """Spring and damper generalized force ``K q + D q̇`` on the joint coordinates."""
+        return self.stiffness @ q + self.damping @ qd
+
+    def energy(self, q: Config) -> Array:
+        """Elastic energy ``½ qᵀ K q`` stored in the joint spring."""
+        return 0.5 * q @ (self.stiffness @ q)
+
+
+def _joint_init(self, placement, stiffness, damping):
+    self.placement = _checks.rigid_transform(placement, "placement")
+    self.stiffness = _matrix_or_zeros(stiffness, "stiffness", self.nq)
+    self.damping = _matrix_or_zeros(damping, "damping", self.nq)
+
+
+class Revolute(AbstractJoint):
+    """Rotation by ``q`` [rad] about the unit ``axis`` through the placement frame's origin."""
+
+    axis: Array
+    placement: Pose
+    stiffness: Array
+    damping: Array
+    nq = 1
+
+    def __init__(self, axis=(0.0, 0.0, 1.0), placement=None, *, stiffness=None, damping=None):
+        self.axis = _checks.unit_axis(axis)
+        _joint_init(self, placement, stiffness, damping)
+
+    def motion(self, q: Config) -> Pose:
+        return make_pose(rot_axis(self.axis, q[0]), jnp.zeros(3, dtype=q.dtype))
+
+
+class Prismatic(AbstractJoint):
+    """Translation by ``q`` [m] along the unit ``axis``."""
+
+    axis: Array
+    placement: Pose
+    stiffness: Array
+    damping: Array
+    nq = 1
+
+    def __init__(self, axis=(0.0, 0.0, 1.0), placement=None, *, stiffness=None, damping=None):
+        self.axis = _checks.unit_axis(axis)
+        _joint_init(self, placement, stiffness, damping)
+
+    def motion(self, q: Config) -> Pose:
+        return translation(q[0] * self.axis)
+
+
+class Helical(AbstractJoint):
+    """Screw motion: rotation by ``q`` [rad] about ``axis`` and translation ``pitch · q`` [m] along it."""
+
+    axis: Array
+    pitch: Array
+    placement: Pose
+    stiffness: Array
+    damping: Array
+    nq = 1
+
+    def __init__(self, axis=(0.0, 0.0, 1.0), pitch=0.0, placement=None, *, stiffness=None, damping=None):
+        self.axis = _checks.unit_axis(axis)
+        self.pitch = _checks.as_float_array(pitch, "pitch", ())
+        _joint_init(self, placement, stiffness, damping)
+
+    def motion(self, q: Config) -> Pose:
+        return make_pose(rot_axis(self.axis, q[0]), self.pitch * q[0] * self.axis)
+
+
+class Fixed(AbstractJoint):
+    """No motion: the output frame is the placement (zero coordinates)."""
+
+    placement: Pose
+    stiffness: Array
+    damping: Array
+    nq = 0
+
+    def __init__(self, placement=None):
+        _joint_init(self, placement, None, None)
+
+    def motion(self, q: Config) -> Pose:
+        return jnp.eye(4, dtype=self.placement.dtype)
+
+
+class Universal(AbstractJoint):
+    """Rotation by ``q[0]`` about ``axis1`` followed by ``q[1]`` about the rotated ``axis2``."""
+
+    axis1: Array
+    axis2: Array
+    placement: Pose
+    stiffness: Array
+    damping: Array
+    nq = 2
+
+    def __init__(self, axis1=(1.0, 0.0, 0.0), axis2=(0.0, 1.0, 0.0), placement=None, *,
+                 stiffness=None, damping=None):
+        self.axis1 = _checks.unit_axis(axis1, "axis1")
+        self.axis2 = _checks.unit_axis(axis2, "axis2")
+        _joint_init(self, placement, stiffness, damping)
+
+    def motion(self, q: Config) -> Pose:
+        rot = rot_axis(self.axis1, q[0]) @ rot_axis(self.axis2, q[1])
+        return make_pose(rot, jnp.zeros(3, dtype=rot.dtype))
+
+
+class Spherical(AbstractJoint):
+    """Ball joint; ``q`` is the rotation vector [rad] (exponential coordinates, smooth at 0)."""
+
+    placement: Pose
+    stiffness: Array
+    damping: Array
+    nq = 3
+
+    def __init__(self, placement=None, *, stiffness=None, damping=None):
+        _joint_init(self, placement, stiffness, damping)
+
+    def motion(self, q: Config) -> Pose:
+        rot = so3_exp(q)
+        return make_pose(rot, jnp.zeros(3, dtype=rot.dtype))
+
+
+class Free(AbstractJoint):
+    """Floating base: ``q[:3]`` translation [m] then ``q[3:]`` rotation vector [rad]."""
+
+    placement: Pose
+    stiffness: Array
+    damping: Array
+    nq = 6
+
+    def __init__(self, placement=None, *, stiffness=None, damping=None):
+        _joint_init(self, placement, stiffness, damping)
+
+    def motion(self, q: Config) -> Pose:
+        return make_pose(so3_exp(q[3:]), q[:3])
