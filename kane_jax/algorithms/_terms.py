@@ -103,3 +103,14 @@ def chain_terms(chain: Chain, q: Config, qd: Config, qdd: Config, *, internal: b
     stacked = jax.tree.map(lambda *xs: jnp.concatenate(xs), *parts)
     order = jnp.asarray(lay.order)
     return jax.tree.map(lambda x: x[order], stacked)
+
+
+def relative_poses(chain: Chain, q: Config) -> Float[Array, "N 4 4"]:
+    """Poses ``X_i(q_i)`` of ``{S_i}`` in ``{S_{i-1}}``, chain order, without derivatives."""
+    parts = []
+    for (joint, body), (nj, _), qg in zip(chain.groups, chain.layout.group_nq, gather_modules(chain, q)):
+        fn = lambda j, b, x, nj=nj: j.transform(x[:nj]) @ b.tip(x[nj:])  # noqa: E731
+        parts.append(eqx.filter_vmap(fn)(joint, body, qg))
+    if len(parts) == 1:
+        return parts[0]
+    return jnp.concatenate(parts)[jnp.asarray(chain.layout.order)]

@@ -1,0 +1,48 @@
+"""kane_jax: differentiable recursive dynamics of serial chains of rigid and soft modules.
+
+Describe each body by its geometry (a pure ``position(q, s)`` and a distal frame ``tip(q)``);
+kane_jax derives the recursive Kane inverse dynamics (Pustina et al.), the mass matrix, forward
+dynamics, energies and kinematics, all ``jit``/``vmap``/``grad``-compatible.
+
+kane_jax never changes global JAX configuration; enable float64 yourself with
+``jax.config.update("jax_enable_x64", True)`` for validation-grade accuracy.
+"""
+
+from .algorithms.energy import generalized_gravity as generalized_gravity
+from .algorithms.energy import kinetic_energy as kinetic_energy
+from .algorithms.energy import nonlinear_effects as nonlinear_effects
+from .algorithms.energy import potential_energy as potential_energy
+from .algorithms.forward_dynamics import forward_dynamics as forward_dynamics
+from .algorithms.inverse_dynamics import InverseDynamicsResult as InverseDynamicsResult
+from .algorithms.inverse_dynamics import inverse_dynamics as inverse_dynamics
+from .algorithms.inverse_dynamics import inverse_dynamics_full as inverse_dynamics_full
+from .algorithms.kinematics import body_points as body_points
+from .algorithms.kinematics import forward_kinematics as forward_kinematics
+from .algorithms.kinematics import tip_jacobian as tip_jacobian
+from .algorithms.kinematics import tip_pose as tip_pose
+from .algorithms.mass_matrix import mass_matrix as mass_matrix
+from .bodies import AbstractBody as AbstractBody
+from .bodies import AbstractSoftBody as AbstractSoftBody
+from .bodies import Body as Body
+from .bodies import BodyMoments as BodyMoments
+from .bodies import PlanarConstantCurvature as PlanarConstantCurvature
+from .bodies import RigidBody as RigidBody
+from .chain import Chain as Chain
+from .joints import AbstractJoint as AbstractJoint
+from .joints import Fixed as Fixed
+from .joints import Free as Free
+from .joints import Helical as Helical
+from .joints import Prismatic as Prismatic
+from .joints import Revolute as Revolute
+from .joints import Spherical as Spherical
+from .joints import Universal as Universal
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AbstractBody", "AbstractJoint", "AbstractSoftBody", "Body", "BodyMoments", "Chain", "Fixed", "Free",
+    "Helical", "InverseDynamicsResult", "PlanarConstantCurvature", "Prismatic", "Revolute", "RigidBody",
+    "Spherical", "Universal", "body_points", "forward_dynamics", "forward_kinematics", "generalized_gravity",
+    "inverse_dynamics", "inverse_dynamics_full", "kinetic_energy", "mass_matrix", "nonlinear_effects",
+    "potential_energy", "tip_jacobian", "tip_pose",
+]

@@ -1,0 +1,1 @@
+"""Dynamics algorithms, one per file."""

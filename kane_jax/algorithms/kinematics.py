@@ -1,0 +1,75 @@
+"""Forward kinematics: world poses of the distal frames and world positions of material points."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+
+from .._scan import scan_modules
+from .._types import Array, Config, Float
+from ..chain import Chain
+from ._terms import relative_poses
+
+
+def forward_kinematics(chain: Chain, q: Config) -> Float[Array, "N 4 4"]:
+    """World (base-frame) poses of the distal frames ``{S_1} … {S_N}``.
+
+    ``T_0i = X_1 X_2 ⋯ X_i`` (paper ``003_…`` eqs. 9–10), a ``lax.scan`` over modules.
+
+    Arguments:
+        chain: the chain. q: configuration ``(nq,)``.
+
+    Returns:
+        ``(N, 4, 4)`` homogeneous transforms; the last one is the tip.
+
+    Raises:
+        ValueError: ``q`` of the wrong shape.
+    """
+    q = chain.check_state(q, "q")
+    rel = relative_poses(chain, q)
+
+    def step(x, r):
+        y = x @ r
+        return y, y
+
+    _, poses = scan_modules(step, jnp.eye(4, dtype=rel.dtype), rel)
+    return poses
+
+
+def body_points(chain: Chain, q: Config) -> list[Float[Array, "K 3"]]:
+    """World positions of each module's material points (rigid bodies: joint, CoM and tip).
+
+    For plotting and post-processing; one ``(K_i, 3)`` array per module, chain order.
+
+    Raises:
+        ValueError: ``q`` of the wrong shape.
+    """
+    q = chain.check_state(q, "q")
+    poses = forward_kinematics(chain, q)
+    out = []
+    for i, (joint, body) in enumerate(chain.modules):
+        qi = q[chain.coordinate_slice(i)]
+        qj, qb = qi[: joint.nq], qi[joint.nq:]
+        prev = jnp.eye(4, dtype=poses.dtype) if i == 0 else poses[i - 1]
+        proximal = prev @ joint.transform(qj)
+        pts = body.points_in_frame(qb)
+        out.append(pts @ proximal[:3, :3].T + proximal[:3, 3])
+    return out
+
+
+def tip_pose(chain: Chain, q: Config) -> Float[Array, "4 4"]:
+    """World pose of the tip frame ``{S_N}``."""
+    return forward_kinematics(chain, q)[-1]
+
+
+def tip_jacobian(chain: Chain, q: Config) -> Float[Array, "6 nq"]:
+    """Geometric Jacobian of the tip: rows (linear velocity, angular velocity) in the base frame."""
+    def pose(x):
+        t = tip_pose(chain, x)
+        return t[:3, 3], t[:3, :3]
+
+    _, r = pose(q)
+    jp, jr = jax.jacfwd(pose)(q)
+    ang = jnp.einsum("abn,cb->acn", jr, r)  # dR Rᵀ
+    omega = 0.5 * jnp.stack([ang[2, 1] - ang[1, 2], ang[0, 2] - ang[2, 0], ang[1, 0] - ang[0, 1]])
+    return jnp.concatenate([jp, omega], axis=0)
