@@ -8,6 +8,10 @@ kane_jax never changes global JAX configuration; enable float64 yourself with
 ``jax.config.update("jax_enable_x64", True)`` for validation-grade accuracy.
 """
 
+from .actuation import AbstractActuator as AbstractActuator
+from .actuation import JointMotor as JointMotor
+from .actuation import actuation_force as actuation_force
+from .actuation import actuation_matrix as actuation_matrix
 from .algorithms.energy import generalized_gravity as generalized_gravity
 from .algorithms.energy import kinetic_energy as kinetic_energy
 from .algorithms.energy import nonlinear_effects as nonlinear_effects
@@ -40,6 +44,7 @@ from .joints import Universal as Universal
 __version__ = "0.1.0"
 
 __all__ = [
+    "AbstractActuator", "JointMotor", "actuation_force", "actuation_matrix",
     "AbstractBody", "AbstractJoint", "AbstractSoftBody", "Body", "BodyMoments", "Chain", "Fixed", "Free",
     "Helical", "InverseDynamicsResult", "PlanarConstantCurvature", "Prismatic", "Revolute", "RigidBody",
     "Spherical", "Universal", "body_points", "forward_dynamics", "forward_kinematics", "generalized_gravity",

@@ -78,6 +78,9 @@ class Chain(eqx.Module):
     Arguments:
         modules: non-empty sequence of ``(joint, body)`` pairs.
         gravity: 3-vector, default ``(0, 0, −9.81)``.
+        actuators: sequence of :class:`~kane_jax.actuation.AbstractActuator` (joint motors,
+            tendons, chambers, …); their inputs ``u`` are concatenated in this order and enter
+            as ``Q_a = A(q)ᵀ u`` (see :func:`~kane_jax.actuation_matrix`).
 
     Raises:
         TypeError: a module that is not a ``(joint, body)`` pair of kane_jax objects.
@@ -86,9 +89,10 @@ class Chain(eqx.Module):
 
     groups: tuple[tuple[AbstractJoint, AbstractBody], ...]
     gravity: Vec3
+    actuators: tuple
     layout: Layout = eqx.field(static=True)
 
-    def __init__(self, modules, gravity=DEFAULT_GRAVITY):
+    def __init__(self, modules, gravity=DEFAULT_GRAVITY, actuators=()):
         try:
             modules = list(modules)
         except TypeError:
@@ -102,6 +106,13 @@ class Chain(eqx.Module):
                 raise TypeError(f"`modules[{i}][0]` must be a kane_jax joint, got {type(m[0]).__name__}.")
             if not isinstance(m[1], AbstractBody):
                 raise TypeError(f"`modules[{i}][1]` must be a kane_jax body, got {type(m[1]).__name__}.")
+        from .actuation._base import AbstractActuator
+
+        actuators = tuple(actuators)
+        for k, a in enumerate(actuators):
+            if not isinstance(a, AbstractActuator):
+                raise TypeError(f"`actuators[{k}]` must be a kane_jax actuator, got {type(a).__name__}.")
+        self.actuators = actuators
         self.gravity = _checks.as_float_array(gravity, "gravity", (3,))
         _checks.check_finite(self.gravity, "gravity")
 
@@ -124,6 +135,11 @@ class Chain(eqx.Module):
     def nq(self) -> int:
         """Number of generalized coordinates."""
         return self.layout.nq
+
+    @property
+    def nu(self) -> int:
+        """Number of actuation inputs (sum over ``actuators``)."""
+        return sum(a.nu for a in self.actuators)
 
     @property
     def n_modules(self) -> int:
