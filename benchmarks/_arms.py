@@ -1,0 +1,130 @@
+"""Rigid 7-DoF arms built identically in kane_jax, Pinocchio (in code) and MuJoCo (MJCF string).
+
+An arm is a list of links; link ``i`` has a revolute joint about the z axis of its frame, whose
+constant placement in the previous link frame is ``(R_{i-1,i}, r_{i-1,i})`` (the modified
+Denavit–Hartenberg frames of paper ``002_…`` §6.2), and a rigid body with mass ``m``, centre of
+mass ``c`` and inertia ``I_c`` about the centre of mass, all in link frame ``i``.
+
+*iiwa-like arm*: the frames of paper ``002_…`` §6.2 (eq. 58 and the R/r list), with the KUKA LBR
+iiwa 14 R820 offsets ``r3 = 0.42 m`` and ``r5 = 0.40 m``. The paper's Table 1 (identified inertias
+of [29]) was lost in the text conversion, so the masses and principal inertias below are
+representative iiwa-14 values (the public iiwa14 description's masses and inertias), with centres
+of mass placed in the MDH frames. It has the paper's structure, not its exact numbers.
+
+*random arm*: random placements (rotation and translation), masses, centres of mass and physically
+valid inertias from a seeded generator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+R_PLUS = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # i = 2, 5, 6
+R_MINUS = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, 1.0], [0.0, -1.0, 0.0]])  # i = 3, 4, 7
+
+
+@dataclass(frozen=True)
+class Link:
+    rot: np.ndarray  # R_{i-1,i}
+    trans: np.ndarray  # r_{i-1,i}
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray  # about the centre of mass, link-frame axes
+
+
+def iiwa_like() -> list[Link]:
+    """The iiwa-like 7-DoF arm (frames of paper ``002_…`` §6.2; see the module docstring)."""
+    r3, r5 = 0.42, 0.40
+    rots = [np.eye(3), R_PLUS, R_MINUS, R_MINUS, R_PLUS, R_PLUS, R_MINUS]
+    trans = [np.zeros(3), np.zeros(3), np.array([0.0, r3, 0.0]), np.zeros(3), np.array([0.0, -r5, 0.0]),
+             np.zeros(3), np.zeros(3)]
+    masses = [5.76, 6.35, 3.5, 3.5, 3.5, 1.8, 1.2]
+    coms = [(0.0, -0.03, -0.12), (0.0003, 0.059, 0.042), (0.0, 0.03, -0.13), (0.0, 0.067, 0.034),
+            (0.0001, 0.021, -0.076), (0.0, 0.0006, 0.0004), (0.0, 0.0, 0.02)]
+    diag = [(0.033, 0.0333, 0.0123), (0.0305, 0.0304, 0.011), (0.025, 0.0238, 0.0076), (0.017, 0.0164, 0.006),
+            (0.01, 0.0087, 0.00449), (0.0049, 0.0047, 0.0036), (0.001, 0.001, 0.001)]
+    return [Link(r, t, m, np.array(c), np.diag(d)) for r, t, m, c, d in zip(rots, trans, masses, coms, diag)]
+
+
+def _random_rotation(rng: np.random.Generator) -> np.ndarray:
+    q, r = np.linalg.qr(rng.normal(size=(3, 3)))
+    q = q * np.sign(np.diag(r))
+    if np.linalg.det(q) < 0:
+        q[:, 0] = -q[:, 0]
+    return q
+
+
+def random_arm(n: int = 7, seed: int = 0) -> list[Link]:
+    """A random n-link revolute arm (seeded)."""
+    rng = np.random.default_rng(seed)
+    links = []
+    for _ in range(n):
+        x, y, z = rng.uniform(0.005, 0.05, 3)
+        principal = np.array([y + z, x + z, x + y])  # triangle inequality holds by construction
+        q = _random_rotation(rng)
+        links.append(Link(_random_rotation(rng), rng.uniform(-0.25, 0.25, 3), float(rng.uniform(0.5, 4.0)),
+                          rng.uniform(-0.1, 0.1, 3), q @ np.diag(principal) @ q.T))
+    return links
+
+
+ARMS = {"iiwa-like": iiwa_like, "random": random_arm}
+
+
+# ------------------------------------------------------------------------------------------
+# builders
+
+
+def kane_chain(links: list[Link], gravity=(0.0, 0.0, -9.81)):
+    import kane_jax as kj
+
+    mods = []
+    for ln in links:
+        placement = np.eye(4)
+        placement[:3, :3], placement[:3, 3] = ln.rot, ln.trans
+        mods.append((kj.Revolute((0.0, 0.0, 1.0), placement=placement),
+                     kj.RigidBody(ln.mass, ln.com, ln.inertia)))
+    return kj.Chain(mods, gravity=gravity)
+
+
+def pinocchio_model(links: list[Link], gravity=(0.0, 0.0, -9.81)):
+    import pinocchio as pin
+
+    model = pin.Model()
+    parent = 0
+    for i, ln in enumerate(links):
+        jid = model.addJoint(parent, pin.JointModelRZ(), pin.SE3(ln.rot, ln.trans), f"joint{i + 1}")
+        model.appendBodyToJoint(jid, pin.Inertia(ln.mass, ln.com, ln.inertia), pin.SE3.Identity())
+        parent = jid
+    model.gravity.linear = np.asarray(gravity, dtype=float)
+    return model
+
+
+def mujoco_xml(links: list[Link], gravity=(0.0, 0.0, -9.81)) -> str:
+    import mujoco
+
+    def body(i: int) -> str:
+        ln = links[i]
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, np.ascontiguousarray(ln.rot).reshape(-1))
+        ic = ln.inertia
+        full = " ".join(repr(float(ic[a, b])) for a, b in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)))
+        inner = body(i + 1) if i + 1 < len(links) else ""
+        return (f'<body name="link{i + 1}" pos="{" ".join(repr(float(x)) for x in ln.trans)}" '
+                f'quat="{" ".join(repr(float(x)) for x in quat)}">'
+                f'<joint name="j{i + 1}" type="hinge" axis="0 0 1" limited="false"/>'
+                f'<inertial pos="{" ".join(repr(float(x)) for x in ln.com)}" mass="{float(ln.mass)!r}" '
+                f'fullinertia="{full}"/>{inner}</body>')
+
+    g = " ".join(repr(float(x)) for x in gravity)
+    return (f'<mujoco model="arm"><compiler angle="radian" inertiafromgeom="false" balanceinertia="false"/>'
+            f'<option gravity="{g}" timestep="0.001"><flag contact="disable" constraint="disable" '
+            f'limit="disable" actuation="disable"/></option>'
+            f'<worldbody>{body(0)}</worldbody></mujoco>')
+
+
+def mujoco_model(links: list[Link], gravity=(0.0, 0.0, -9.81)):
+    import mujoco
+
+    return mujoco.MjModel.from_xml_string(mujoco_xml(links, gravity))
