@@ -95,7 +95,7 @@ class AbstractSoftBody(AbstractBody):
     def local_points(self, q: Config) -> Float[Array, "K 3"]:
         """Material points relative to the distal frame, ``p_k = R_hᵀ (g(q, s_k) − t_h)``."""
         h = self.tip(q)
-        return (self.points_in_frame(q) - h[:3, 3]) @ h[:3, :3]
+        return (self.points_in_frame(q) - h[None, :3, 3]) @ h[:3, :3]
 
     def moments(self, q: Config, qd: Config, qdd: Config) -> BodyMoments:
         w = self.weights
