@@ -1,0 +1,6 @@
+"""Simulation with diffrax, plotting helpers (matplotlib)."""
+
+from .simulate import SOLVERS as SOLVERS
+from .simulate import Trajectory as Trajectory
+from .simulate import generalized_input as generalized_input
+from .simulate import simulate as simulate

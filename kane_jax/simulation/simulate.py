@@ -1,0 +1,293 @@
+"""Simulation of a chain with diffrax: forward dynamics through the inverse dynamics (``000_…`` eq. 56).
+
+The state ``y = (q, q̇)`` is integrated with ``q̈ = M(q)⁻¹ (Q_a(q, u) − ID(q, q̇, 0))``, where
+``M`` comes from the vmapped ID columns (:func:`kane_jax.mass_matrix`) and the bias
+``ID(q, q̇, 0) = c + G + ∂U/∂q + D q̇`` from one call of the recursion — the inertia-based
+algorithm that papers ``000_…`` §VI and ``003_…`` §7 use to simulate.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Callable
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import numpy as np
+
+from .._types import Array, Config, Float
+from ..actuation._base import actuation_force
+from ..algorithms.inverse_dynamics import inverse_dynamics, inverse_dynamics_full
+from ..algorithms.mass_matrix import mass_matrix
+from ..chain import Chain
+
+SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
+    "tsit5": diffrax.Tsit5,
+    "dopri5": diffrax.Dopri5,
+    "dopri8": diffrax.Dopri8,
+    "heun": diffrax.Heun,
+    "kvaerno5": diffrax.Kvaerno5,
+    "kencarp4": diffrax.KenCarp4,
+}
+
+
+class Trajectory(eqx.Module):
+    """A simulated trajectory (a pytree: ``jit``/``vmap``/``grad`` pass through it).
+
+    Fields:
+        ts: ``(T,)`` save times [s].
+        q, qd: ``(T, nq)`` configuration and velocity at ``ts``.
+        u: ``(T, m)`` the control input at ``ts`` (``m = chain.nu``, or ``nq`` for a chain
+            without actuators driven by generalized forces; ``m = 0`` with no control).
+        result: diffrax's ``RESULTS`` item (``diffrax.RESULTS.successful`` when the solve worked).
+        stats: diffrax's statistics (``num_steps``, ``num_accepted_steps``, ``num_rejected_steps``, …).
+    """
+
+    ts: Float[Array, " T"]
+    q: Float[Array, "T nq"]
+    qd: Float[Array, "T nq"]
+    u: Float[Array, "T m"]
+    result: Any
+    stats: dict
+
+    @property
+    def success(self) -> Array:
+        """Boolean array: True where the solve finished successfully."""
+        return self.result == diffrax.RESULTS.successful
+
+    @property
+    def message(self) -> str:
+        """diffrax's message for :attr:`result` (concrete, unbatched trajectories only)."""
+        return diffrax.RESULTS[self.result] or "successful"
+
+
+# --- control laws --------------------------------------------------------------------------------
+
+def _arity(fn: Callable) -> int:
+    """Number of positional parameters a control callable takes (1: ``u(t)``, 3: ``u(t, q, q̇)``)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return 3
+    params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
+        return 3
+    required = [p for p in params if p.default is p.empty]
+    if len(required) == 1 or len(params) == 1:
+        return 1
+    if len(params) >= 3:
+        return 3
+    raise TypeError(f"`control` must be u(t) or u(t, q, qd), got a callable taking {len(params)} arguments.")
+
+
+def _control_law(control: Any, size: int, dtype) -> Callable[[Array, Config, Config], Array]:
+    """Turn ``control`` (None, constant, ``u(t)`` or ``u(t, q, q̇)``) into ``(t, q, q̇) -> u``."""
+    if control is None:
+        return lambda t, q, qd: jnp.zeros((0,), dtype=dtype)
+    if callable(control) and not eqx.is_array(control):
+        law = (lambda t, q, qd: control(t)) if _arity(control) == 1 else control
+        return lambda t, q, qd: jnp.atleast_1d(jnp.asarray(law(t, q, qd), dtype=dtype))
+    value = jnp.asarray(control, dtype=dtype)
+    if value.shape != (size,):
+        raise ValueError(f"`control` must be a constant of shape ({size},), u(t) or u(t, q, qd); got shape "
+                         f"{value.shape}.")
+    return lambda t, q, qd: value
+
+
+def _check_law(law, size: int, nq: int, dtype) -> None:
+    t = jax.ShapeDtypeStruct((), dtype)
+    x = jax.ShapeDtypeStruct((nq,), dtype)
+    try:
+        out = jax.eval_shape(law, t, x, x)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"`control` failed on (t, q, qd) of shapes ((), ({nq},), ({nq},)): {err}") from None
+    if out.shape not in ((size,), (0,)):
+        raise ValueError(f"`control` must return shape ({size},), got shape {out.shape}.")
+
+
+def generalized_input(chain: Chain, q: Config, u: Array) -> Config:
+    """``Q_a = A(q)ᵀ u`` through the chain's actuators, or ``u`` itself when ``chain.nu == 0``."""
+    if u.shape == (0,):
+        return jnp.zeros_like(q)
+    if chain.nu == 0:
+        return u
+    return actuation_force(chain, q, u)
+
+
+# --- vector fields -------------------------------------------------------------------------------
+
+@eqx.filter_jit  # traced once, although diffrax evaluates the vector field at several call sites
+def _accelerations(chain: Chain, q: Config, qd: Config, force: Config) -> Config:
+    """``M⁻¹ (force − ID(q, q̇, 0))``; NaN (not an exception) when M is not positive definite, so that
+    diffrax's step-size controller rejects a bad trial step and reports a failure through ``result``."""
+    bias = inverse_dynamics(chain, q, qd, jnp.zeros_like(qd))
+    factor = jsl.cho_factor(mass_matrix(chain, q), lower=True)
+    return jsl.cho_solve(factor, force - bias)
+
+
+def _full_field(t, y, args):
+    chain, law = args
+    q, qd = y
+    return qd, _accelerations(chain, q, qd, generalized_input(chain, q, law(t, q, qd)))
+
+
+def _internal(chain: Chain, q: Config, qd: Config) -> Config:
+    """Elastic and dissipative generalized forces of bodies and joints (the stiff part)."""
+    z = jnp.zeros_like(q)
+    g0 = jnp.zeros(3, dtype=q.dtype)
+    return (inverse_dynamics_full(chain, q, qd, z, gravity=g0).tau
+            - inverse_dynamics_full(chain, q, qd, z, gravity=g0, internal=False).tau)
+
+
+def _explicit_field(t, y, args):
+    # non-stiff part for IMEX solvers: inertia, gravity and input
+    chain, law = args
+    q, qd = y
+    force = generalized_input(chain, q, law(t, q, qd)) + _internal(chain, q, qd)
+    return jnp.zeros_like(q), _accelerations(chain, q, qd, force)
+
+
+def _implicit_field(t, y, args):
+    # stiff part for IMEX solvers: q̇ = v and the elastic/damping forces
+    chain, _ = args
+    q, qd = y
+    factor = jsl.cho_factor(mass_matrix(chain, q), lower=True)
+    return qd, jsl.cho_solve(factor, -_internal(chain, q, qd))
+
+
+# --- the solve -----------------------------------------------------------------------------------
+
+@eqx.filter_jit
+def _solve(chain, y0, t0, t1, ts, control, solver, dt0, controller, adjoint, max_steps, throw, meter):
+    dtype = y0[0].dtype
+    size = chain.nu if chain.nu else chain.nq
+    law = _control_law(control, size, dtype)
+    if isinstance(solver, (diffrax.KenCarp3, diffrax.KenCarp4, diffrax.KenCarp5)):
+        terms = diffrax.MultiTerm(diffrax.ODETerm(_explicit_field), diffrax.ODETerm(_implicit_field))
+    else:
+        terms = diffrax.ODETerm(_full_field)
+    sol = diffrax.diffeqsolve(
+        terms, solver, t0, t1, dt0, y0, args=(chain, law), saveat=diffrax.SaveAt(ts=ts),
+        stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=throw, progress_meter=meter)
+    q, qd = sol.ys
+    u = jax.vmap(law)(sol.ts, q, qd)
+    return Trajectory(sol.ts, q, qd, u, sol.result, sol.stats)
+
+
+def _solver(solver) -> diffrax.AbstractSolver:
+    if solver is None:
+        return diffrax.Tsit5()
+    if isinstance(solver, str):
+        key = solver.lower()
+        if key not in SOLVERS:
+            raise ValueError(f"`solver` must be one of {sorted(SOLVERS)} or a diffrax solver, got {solver!r}.")
+        return SOLVERS[key]()
+    if isinstance(solver, diffrax.AbstractSolver):
+        return solver
+    raise TypeError(f"`solver` must be a name or a diffrax solver, got {type(solver).__name__}.")
+
+
+def simulate(
+    chain: Chain, q0: Config, qd0: Config, t1: float, *, control: Any = None, t0: float = 0.0,
+    saveat: Any = None, n_save: int = 201, solver: Any = None, dt0: float | None = None, rtol: float = 1e-6,
+    atol: float = 1e-8, adaptive: bool = True, max_steps: int = 100_000, adjoint: Any = None,
+    progress: bool = False, throw: bool = True,
+) -> Trajectory:
+    """Integrate the chain's dynamics from ``(q0, q̇0)`` at ``t0`` to ``t1`` with diffrax.
+
+    ``q̈ = M(q)⁻¹ (Q_a − ID(q, q̇, 0))`` (paper ``000_…`` eq. 56), ``M`` by vmapped ID columns and
+    a Cholesky solve; ``Q_a = A(q)ᵀ u`` through the chain's actuators
+    (:func:`kane_jax.actuation_force`, ``000_…`` eq. 57) or ``Q_a = u`` when the chain has none.
+
+    Works under ``jax.jit``/``eqx.filter_jit``, ``jax.vmap`` (batches of initial states, inputs,
+    or chains with batched parameters) and ``jax.grad``: gradients go through the solve with
+    diffrax's ``RecursiveCheckpointAdjoint`` (discretize-then-optimize, exact gradients of the
+    computed solution, memory O(log max_steps) checkpoints); pass
+    ``adjoint=diffrax.BacksolveAdjoint()`` for the continuous adjoint.
+
+    Arguments:
+        chain: the :class:`~kane_jax.Chain`.
+        q0, qd0: initial state ``(nq,)``.
+        t1: final time [s] (``t0`` the initial time, default 0).
+        control: ``None`` (no input), a constant ``u``, a function of time ``u(t)`` or a feedback
+            law ``u(t, q, q̇)``; ``u`` has shape ``(chain.nu,)``, or ``(nq,)`` (generalized
+            forces) for a chain without actuators. Callables may be ``equinox.Module``\\ s holding
+            arrays (gains, references), which ``grad``/``vmap`` then reach.
+        saveat: times to save at (1-D array in ``[t0, t1]``) or an int (that many evenly spaced
+            times); default ``n_save`` evenly spaced times including ``t0`` and ``t1``.
+        solver: ``"tsit5"`` (default), ``"dopri5"``, ``"dopri8"``, ``"heun"``, ``"kvaerno5"``
+            (implicit, for stiff soft bodies), ``"kencarp4"`` (IMEX: elastic and damping forces
+            and ``q̇ = v`` implicit, inertia/gravity/input explicit), or any diffrax solver.
+        dt0: initial step [s]; None lets diffrax choose. Required when ``adaptive=False``.
+        rtol, atol: tolerances of the PID step-size controller (adaptive steps).
+        adaptive: False for constant steps ``dt0``.
+        max_steps: step budget; exceeding it is a failure (see ``throw``).
+        adjoint: a diffrax adjoint, default ``RecursiveCheckpointAdjoint()``.
+        progress: show diffrax's progress meter (tqdm when installed, else text).
+        throw: True raises on solver failure (max steps, step size collapse because of non-finite
+            states); False returns the trajectory with ``result`` set — check ``traj.success``.
+
+    Returns:
+        :class:`Trajectory` with ``ts, q, qd, u, result, stats``.
+
+    Raises:
+        ValueError: states of the wrong shape, a constant ``control`` of the wrong size, bad times.
+        TypeError: unknown ``solver`` or a control callable of the wrong arity.
+        equinox.EquinoxRuntimeError: (with ``throw=True``) when the solve fails.
+    """
+    q0 = chain.check_state(q0, "q0")
+    qd0 = chain.check_state(qd0, "qd0")
+    dtype = jnp.result_type(q0, qd0, float)
+    y0 = (q0.astype(dtype), qd0.astype(dtype))
+    t0_ = jnp.asarray(t0, dtype=dtype)
+    t1_ = jnp.asarray(t1, dtype=dtype)
+    if t0_.shape != () or t1_.shape != ():
+        raise ValueError(f"`t0` and `t1` must be scalars, got shapes {t0_.shape} and {t1_.shape}.")
+    concrete = not isinstance(t1_, jax.core.Tracer) and not isinstance(t0_, jax.core.Tracer)
+    if concrete and not float(t1_) > float(t0_):
+        raise ValueError(f"`t1` must be greater than `t0`, got t0={float(t0_)} and t1={float(t1_)}.")
+    if saveat is None:
+        saveat = n_save
+    if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
+        if saveat < 2:
+            raise ValueError(f"`saveat`/`n_save` as a count must be >= 2, got {saveat}.")
+        ts = t0_ + (t1_ - t0_) * jnp.linspace(0.0, 1.0, int(saveat), dtype=dtype)
+    else:
+        ts = jnp.asarray(saveat, dtype=dtype)
+        if ts.ndim != 1 or ts.shape[0] == 0:
+            raise ValueError(f"`saveat` must be an int or a non-empty 1-D array of times, got shape {ts.shape}.")
+        if concrete and not isinstance(ts, jax.core.Tracer):
+            tsn = np.asarray(ts)
+            if np.any(np.diff(tsn) < 0) or tsn[0] < float(t0_) or tsn[-1] > float(t1_):
+                raise ValueError(f"`saveat` times must be non-decreasing and inside [t0, t1] = [{float(t0_)}, "
+                                 f"{float(t1_)}], got [{tsn[0]}, …, {tsn[-1]}].")
+    size = chain.nu if chain.nu else chain.nq
+    if control is not None and not callable(control):
+        control = jnp.asarray(control, dtype=dtype)
+    if control is not None:
+        _check_law(_control_law(control, size, dtype), size, chain.nq, dtype)
+    slv = _solver(solver)
+    if adaptive:
+        controller = diffrax.PIDController(rtol=rtol, atol=atol)
+    else:
+        if dt0 is None:
+            raise ValueError("`dt0` must be given when `adaptive=False`.")
+        controller = diffrax.ConstantStepSize()
+    if not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
+        raise ValueError(f"`max_steps` must be a positive int, got {max_steps!r}.")
+    if adjoint is None:
+        adjoint = diffrax.RecursiveCheckpointAdjoint()
+    meter = diffrax.NoProgressMeter()
+    if progress:
+        try:
+            import tqdm  # noqa: F401
+
+            meter = diffrax.TqdmProgressMeter()
+        except ImportError:
+            meter = diffrax.TextProgressMeter()
+    dt0_ = None if dt0 is None else jnp.asarray(dt0, dtype=dtype)
+    return _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, controller, adjoint, int(max_steps), bool(throw),
+                  meter)
