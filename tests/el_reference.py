@@ -7,12 +7,14 @@ the bodies' and joints' elastic energies, and the equations of motion follow by 
 
     τ = M q̈ + (∂(∂T/∂q̇)/∂q) q̇ − ∂T/∂q + ∂V/∂q + (dissipative forces).
 
-It shares nothing with the recursion except the geometry (``transform``, ``tip``, ``position``,
+The public functions are ``equinox.filter_jit``-ed (one compile per chain structure). It shares
+nothing with the recursion except the geometry (``transform``, ``tip``, ``position``,
 points, weights, mass, com, inertia) and the constitutive laws.
 """
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
@@ -47,7 +49,7 @@ def kinetic_energy(chain, q, qd):
                 res.append((xp[:3, :3] @ body.com + xp[:3, 3])[None])
             else:
                 pts = jax.vmap(lambda s: body.position(qb, s))(body.points)
-                res.append(pts @ xp[:3, :3].T + xp[:3, 3])
+                res.append(pts @ xp[:3, :3].T + xp[None, :3, 3])
         return res
 
     def rotations(qq):
@@ -72,7 +74,7 @@ def potential_energy(chain, q, gravity=None):
         if isinstance(body, RigidBody):
             v = v - body.mass * g @ (xp[:3, :3] @ body.com + xp[:3, 3])
         else:
-            pts = jax.vmap(lambda s: body.position(qb, s))(body.points) @ xp[:3, :3].T + xp[:3, 3]
+            pts = jax.vmap(lambda s: body.position(qb, s))(body.points) @ xp[:3, :3].T + xp[None, :3, 3]
             v = v - jnp.sum(body.weights * (pts @ g))
         v = v + body.energy(qb)
     for joint, _, qj, _ in _split(chain, q):
@@ -92,10 +94,12 @@ def dissipative_force(chain, q, qd):
     return jnp.concatenate(parts)
 
 
+@eqx.filter_jit
 def mass_matrix(chain, q):
     return jax.hessian(lambda v: kinetic_energy(chain, q, v))(jnp.zeros_like(q))
 
 
+@eqx.filter_jit
 def inverse_dynamics(chain, q, qd, qdd, gravity=None):
     """Euler–Lagrange generalized forces, independent of the recursion."""
     dt_dqd = lambda qq, vv: jax.grad(kinetic_energy, argnums=2)(chain, qq, vv)  # noqa: E731

@@ -53,7 +53,7 @@ def body_points(chain: Chain, q: Config) -> list[Float[Array, "K 3"]]:
         prev = jnp.eye(4, dtype=poses.dtype) if i == 0 else poses[i - 1]
         proximal = prev @ joint.transform(qj)
         pts = body.points_in_frame(qb)
-        out.append(pts @ proximal[:3, :3].T + proximal[:3, 3])
+        out.append(pts @ proximal[:3, :3].T + proximal[None, :3, 3])
     return out
 
 

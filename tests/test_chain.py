@@ -1,0 +1,31 @@
+"""Chain bookkeeping: grouping, coordinate order, and trace size independent of N."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from chains import planar_cc_chain
+
+import kane_jax as kj
+
+
+def test_identical_modules_form_one_group_and_order_is_kept():
+    body = kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 1e5, elongation=True, order=2)
+    rigid = kj.RigidBody(1.0, (0.1, 0, 0))
+    chain = kj.Chain([(kj.Revolute(), body), (kj.Revolute(), rigid), (kj.Revolute(), body), (kj.Fixed(), body)])
+    assert chain.nq == 3 + 1 + 3 + 2
+    assert chain.layout.members == ((0, 2), (1,), (3,))
+    assert [chain.coordinate_slice(i) for i in range(4)] == [slice(0, 3), slice(3, 4), slice(4, 7), slice(7, 9)]
+    j, b = chain.module(2)
+    assert isinstance(b, kj.PlanarConstantCurvature) and b.nq == 2
+    np.testing.assert_allclose(b.weights, body.weights)
+
+
+def test_trace_size_does_not_grow_with_n():
+    # the jaxpr of the ID has the same number of equations for 2 and 32 identical modules
+    sizes = []
+    for n in (2, 32):
+        chain = planar_cc_chain(n, elongation=True)
+        z = jnp.zeros(chain.nq)
+        jaxpr = jax.make_jaxpr(lambda q: kj.inverse_dynamics(chain, q, q, q))(z)
+        sizes.append(len(jaxpr.jaxpr.eqns))
+    assert sizes[0] == sizes[1], sizes

@@ -1,0 +1,89 @@
+"""Statics (003_… eq. 55): equilibrium by Newton on the ID, holding inputs, implicit gradients."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import workflow_robots as wr
+
+import kane_jax as kj
+from kane_jax.simulation import simulate
+from kane_jax.statics import equilibrium, holding_input, static_residual
+
+U = jnp.array([0.35, -0.12])
+
+
+@pytest.fixture(scope="module")
+def arm():
+    return wr.hybrid_arm()
+
+
+def test_equilibrium_residual_and_damped_simulation(arm):
+    eq = equilibrium(arm, U, jnp.zeros(4))
+    assert bool(eq.success)
+    # the residual is evaluated independently of the solver with the plain ID and A(q)
+    q = eq.q
+    res = kj.inverse_dynamics(arm, q, 0 * q, 0 * q) - kj.actuation_matrix(arm, q) @ U
+    assert float(jnp.max(jnp.abs(res))) < 1e-10
+    assert float(jnp.max(jnp.abs(eq.residual))) < 1e-10
+    # a long damped simulation under the same constant input settles on the same configuration
+    traj = simulate(arm, jnp.zeros(4), jnp.zeros(4), 40.0, control=U, saveat=2, rtol=1e-9, atol=1e-11)
+    assert float(jnp.max(jnp.abs(traj.qd[-1]))) < 1e-6  # really at rest
+    np.testing.assert_allclose(traj.q[-1], q, atol=1e-6)
+
+
+def test_equilibrium_gradient_matches_finite_differences(arm):
+    f = lambda u: equilibrium(arm, u, jnp.zeros(4)).q
+    jac = jax.jacrev(f)(U)
+    eps = 1e-6
+    fd = jnp.stack([(f(U + eps * e) - f(U - eps * e)) / (2 * eps) for e in jnp.eye(2)], axis=1)
+    np.testing.assert_allclose(jac, fd, rtol=1e-6, atol=1e-8)
+    # the same sensitivity from the implicit function theorem written out: dq/du = K_t⁻¹ A(q)ᵀ
+    q = f(U)
+    k_t = jax.jacfwd(lambda x: static_residual(arm, x, U))(q)
+    np.testing.assert_allclose(jac, jnp.linalg.solve(k_t, kj.actuation_matrix(arm, q)), rtol=1e-9, atol=1e-12)
+
+
+def test_holding_input_fully_actuated_roundtrip():
+    arm = wr.hybrid_arm(actuate_body=True, gains=(2.0, 0.5))
+    q = jnp.array([0.4, -0.3, 0.6, 0.01])
+    hold = holding_input(arm, q)
+    assert float(jnp.max(jnp.abs(hold.residual))) < 1e-12
+    # independent reference: A = diag(gains), so u = ID(q, 0, 0) / gains
+    tau = kj.inverse_dynamics(arm, q, 0 * q, 0 * q)
+    np.testing.assert_allclose(hold.u, tau / jnp.array([2.0, 0.5, 1.0, 1.0]), rtol=1e-12)
+    eq = equilibrium(arm, hold.u, q + 0.05)
+    np.testing.assert_allclose(eq.q, q, atol=1e-10)
+
+
+def test_holding_input_underactuated_least_squares(arm):
+    q = jnp.array([0.4, -0.3, 0.6, 0.01])  # not an equilibrium of the passive soft segment
+    hold = holding_input(arm, q)
+    b = np.asarray(kj.actuation_matrix(arm, q))
+    tau = np.asarray(kj.inverse_dynamics(arm, q, 0 * q, 0 * q))
+    u_ref = np.linalg.lstsq(b, tau, rcond=None)[0]
+    np.testing.assert_allclose(hold.u, u_ref, rtol=1e-10)
+    np.testing.assert_allclose(hold.residual, tau - b @ u_ref, atol=1e-12)
+    assert float(jnp.linalg.norm(hold.residual)) > 1e-3  # the soft segment's own torque is unbalanced
+    # at an actual equilibrium the least-squares input is exact and equals the input that made it
+    eq = equilibrium(arm, U, jnp.zeros(4))
+    back = holding_input(arm, eq.q)
+    np.testing.assert_allclose(back.u, U, atol=1e-10)
+    assert float(jnp.max(jnp.abs(back.residual))) < 1e-10
+
+
+def test_non_convergence_is_reported(arm):
+    bad = equilibrium(arm, 50 * U, jnp.zeros(4), max_steps=2, throw=False)
+    assert not bool(bad.success)
+    with pytest.raises(eqx.EquinoxRuntimeError, match="did not converge"):
+        equilibrium(arm, 50 * U, jnp.zeros(4), max_steps=2)
+
+
+def test_bad_inputs(arm):
+    with pytest.raises(ValueError, match="`u` must have shape \\(2,\\)"):
+        equilibrium(arm, jnp.zeros(4), jnp.zeros(4))
+    with pytest.raises(ValueError, match="q_guess"):
+        equilibrium(arm, U, jnp.zeros(3))
+    with pytest.raises(ValueError, match="max_steps"):
+        equilibrium(arm, U, jnp.zeros(4), max_steps=0)
