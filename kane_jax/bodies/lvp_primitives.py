@@ -1,0 +1,205 @@
+"""Locally volume-preserving (LVP) deformation primitives (Xu & Chirikjian, arXiv 2202.09270).
+
+Each primitive is a map ``X ↦ X'`` of space (body frame, metres, backbone along +x on
+``x ∈ [0, L]``) with ``det ∂X'/∂X ≡ 1`` for every amplitude vector ``a`` — isochoric by
+construction, so an incompressible material needs no constraint force. Every primitive has a
+*field* along the normalized axial coordinate ``σ = x/L``, a modal expansion
+``f(σ) = Σ_k a_k φ_k(σ)`` with mode functions ``φ_k`` (paper ``003_…`` Tables 4–5 lost the
+printed modes in conversion; the defaults below are polynomials ``σ^k``, which vanish at the base
+so that ``q = 0`` is the rest shape and the proximal contact area stays put, and the
+``sin((2k−1)πσ)`` chamber modes of Xu & Chirikjian's inflatable-chamber example for the cavity).
+Pass ``modes=callable σ -> (n_modes,)`` for other (smooth) mode functions; their σ-derivatives are
+taken by autodiff.
+
+Primitives (field, map, why ``det = 1``):
+
+- :class:`Stretch`: axial displacement ``u(σ) = L f``; ``x' = x + u``, ``(y', z') = (y, z)/√λ``,
+  ``λ = 1 + du/dx > 0``. Triangular Jacobian, diagonal ``λ · λ^{-½} · λ^{-½}``.
+- :class:`Bend` (plane ``"y"`` or ``"z"``): tangent angle ``θ(σ) = f`` (``f = a σ`` is a constant
+  curvature ``a/L``); backbone ``c(x) = ∫₀ˣ t(θ)`` (Gauss–Legendre, ``n_backbone`` nodes); a
+  point at lateral offset ``y`` goes to ``c(x) + η n(θ)`` with ``λ_c η − κ η²/2 = y``
+  (``κ = dθ/dx``, ``λ_c = c'·t``), i.e. ``η = 2y / (λ_c + √(λ_c² − 2κy))``: the fibres on the
+  inside are shortened exactly as much as they are thickened, and the quadrature error of ``c``
+  is absorbed in ``λ_c`` so that ``det = (λ_c − κη) ∂η/∂y = 1`` holds to round-off. Needs
+  ``2κy < λ_c²`` (bending radius above half the body radius).
+- :class:`Twist`: angle ``ψ(σ) = f``; the section rotates by ``ψ`` about x. Triangular.
+- :class:`Shear` (direction ``"y"`` or ``"z"``): ``v(σ) = L f``; ``y' = y + v``. Triangular.
+- :class:`Cavity` (source/sink): ``c(σ) = R² f``; ``r'² = r² + c`` in the section (``r`` distance
+  from the axis), a line source along the backbone (Xu & Chirikjian's chamber). In cylindrical
+  coordinates the Jacobian is ``(r'/r) ∂r'/∂r = 1``. For hollow bodies (inner radius > 0) or
+  ``r² + c > 0``; on the axis itself it is the identity (convention: no material there).
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import Callable, Optional
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .._types import Array, Float, Vec3
+from .quadrature import gauss_legendre
+
+
+def _check_modes(modes, n_modes: int, name: str):
+    if not isinstance(n_modes, (int, np.integer)) or isinstance(n_modes, bool) or n_modes < 1:
+        raise ValueError(f"`n_modes` of {name} must be a positive int, got {n_modes!r}.")
+    if modes is None:
+        return None
+    if not callable(modes):
+        raise TypeError(f"`modes` of {name} must be a callable sigma -> ({n_modes},), got {type(modes).__name__}.")
+    out = jax.eval_shape(modes, jax.ShapeDtypeStruct((), jnp.result_type(float)))
+    if getattr(out, "shape", None) != (n_modes,):
+        raise ValueError(f"`modes` of {name} must return shape ({n_modes},), got {getattr(out, 'shape', out)}.")
+    return modes
+
+
+class AbstractPrimitive(eqx.Module):
+    """A volume-preserving map of space parametrized by ``n_modes`` amplitudes."""
+
+    n_modes: eqx.AbstractVar[int]
+    modes: eqx.AbstractVar[Optional[Callable]]
+
+    def default_modes(self, sigma: Array) -> Array:
+        """Default mode functions ``φ_k(σ) = σ^k``, ``k = 1..n``."""
+        return jnp.cumprod(jnp.full((self.n_modes,), sigma))
+
+    def field(self, a: Array, sigma: Array) -> Array:
+        """The modal field ``f(σ) = Σ a_k φ_k(σ)``."""
+        phi = self.default_modes(sigma) if self.modes is None else self.modes(sigma)
+        return phi @ a
+
+    def field_and_slope(self, a: Array, sigma: Array) -> tuple[Array, Array]:
+        """``f(σ)`` and ``df/dσ`` (forward-mode autodiff)."""
+        return jax.jvp(lambda s: self.field(a, s), (sigma,), (jnp.ones_like(sigma),))
+
+    @abc.abstractmethod
+    def apply(self, a: Array, x: Vec3, length: Array, radius: Array) -> Vec3:
+        """Image of the point ``x`` [m] for amplitudes ``a``; ``length``/``radius`` set the scales."""
+
+
+class Stretch(AbstractPrimitive):
+    """Stretch/compression: ``x' = x + L f(σ)``, sections scaled by ``(1 + df/dσ)^{-½}``."""
+
+    n_modes: int = eqx.field(static=True)
+    modes: Optional[Callable] = eqx.field(static=True)
+
+    def __init__(self, n_modes: int = 1, modes=None):
+        self.modes = _check_modes(modes, n_modes, "Stretch")
+        self.n_modes = int(n_modes)
+
+    def apply(self, a, x, length, radius):
+        u, du = self.field_and_slope(a, x[0] / length)
+        lam = 1 + du
+        inv_sqrt = jax.lax.rsqrt(lam)
+        return jnp.stack([x[0] + length * u, x[1] * inv_sqrt, x[2] * inv_sqrt])
+
+
+class Bend(AbstractPrimitive):
+    """Planar bending in the x–``plane`` plane, tangent angle ``θ(σ) = f(σ)`` (see module doc)."""
+
+    n_modes: int = eqx.field(static=True)
+    modes: Optional[Callable] = eqx.field(static=True)
+    plane: str = eqx.field(static=True)
+    n_backbone: int = eqx.field(static=True)
+
+    def __init__(self, plane: str = "y", n_modes: int = 1, modes=None, *, n_backbone: int = 8):
+        if plane not in ("y", "z"):
+            raise ValueError(f"`plane` of Bend must be 'y' or 'z', got {plane!r}.")
+        if not isinstance(n_backbone, (int, np.integer)) or n_backbone < 1:
+            raise ValueError(f"`n_backbone` must be a positive int, got {n_backbone!r}.")
+        self.modes = _check_modes(modes, n_modes, "Bend")
+        self.n_modes, self.plane, self.n_backbone = int(n_modes), plane, int(n_backbone)
+
+    def _backbone(self, a, sigma, length):
+        """``c(σ) = L σ Σ_j w_j t(θ(σ ξ_j))`` (2-vector in the bending plane)."""
+        xi, w = gauss_legendre(self.n_backbone)
+        theta = jax.vmap(lambda t: self.field(a, sigma * t))(jnp.asarray(xi, dtype=jnp.result_type(sigma, float)))
+        return length * sigma * (jnp.asarray(w) @ jnp.stack([jnp.cos(theta), jnp.sin(theta)], axis=1))
+
+    def apply(self, a, x, length, radius):
+        lat = 1 if self.plane == "y" else 2
+        sigma = x[0] / length
+        theta, dtheta = self.field_and_slope(a, sigma)
+        c, dc = jax.jvp(lambda s: self._backbone(a, s, length), (sigma,), (jnp.ones_like(sigma),))
+        t = jnp.stack([jnp.cos(theta), jnp.sin(theta)])
+        n = jnp.stack([-jnp.sin(theta), jnp.cos(theta)])
+        lam_c = (dc @ t) / length  # c'(x)·t, 1 up to the backbone quadrature error
+        kappa = dtheta / length
+        y = x[lat]
+        eta = 2 * y / (lam_c + jnp.sqrt(lam_c**2 - 2 * kappa * y))
+        p = c + eta * n
+        if lat == 1:
+            return jnp.stack([p[0], p[1], x[2]])
+        return jnp.stack([p[0], x[1], p[1]])
+
+
+class Twist(AbstractPrimitive):
+    """Twist about the backbone: the section at ``σ`` rotates by ``ψ(σ) = f(σ)`` [rad]."""
+
+    n_modes: int = eqx.field(static=True)
+    modes: Optional[Callable] = eqx.field(static=True)
+
+    def __init__(self, n_modes: int = 1, modes=None):
+        self.modes = _check_modes(modes, n_modes, "Twist")
+        self.n_modes = int(n_modes)
+
+    def apply(self, a, x, length, radius):
+        psi = self.field(a, x[0] / length)
+        c, s = jnp.cos(psi), jnp.sin(psi)
+        return jnp.stack([x[0], c * x[1] - s * x[2], s * x[1] + c * x[2]])
+
+
+class Shear(AbstractPrimitive):
+    """Transverse shear: sections translate by ``v(σ) = L f(σ)`` along ``direction`` (y or z)."""
+
+    n_modes: int = eqx.field(static=True)
+    modes: Optional[Callable] = eqx.field(static=True)
+    direction: str = eqx.field(static=True)
+
+    def __init__(self, direction: str = "y", n_modes: int = 1, modes=None):
+        if direction not in ("y", "z"):
+            raise ValueError(f"`direction` of Shear must be 'y' or 'z', got {direction!r}.")
+        self.modes = _check_modes(modes, n_modes, "Shear")
+        self.n_modes, self.direction = int(n_modes), direction
+
+    def apply(self, a, x, length, radius):
+        v = length * self.field(a, x[0] / length)
+        return x.at[1 if self.direction == "y" else 2].add(v)
+
+
+class Cavity(AbstractPrimitive):
+    """Line source/sink along the backbone: ``r'² = r² + R² f(σ)`` (see module doc).
+
+    Default modes ``sin((2k−1)πσ)`` (Xu & Chirikjian's inflatable chamber), zero at both ends.
+    """
+
+    n_modes: int = eqx.field(static=True)
+    modes: Optional[Callable] = eqx.field(static=True)
+
+    def __init__(self, n_modes: int = 1, modes=None):
+        self.modes = _check_modes(modes, n_modes, "Cavity")
+        self.n_modes = int(n_modes)
+
+    def default_modes(self, sigma: Array) -> Array:
+        k = jnp.arange(1, self.n_modes + 1, dtype=jnp.result_type(sigma, float))
+        return jnp.sin((2 * k - 1) * jnp.pi * sigma)
+
+    def apply(self, a, x, length, radius):
+        area = radius**2 * self.field(a, x[0] / length)
+        r2 = x[1] ** 2 + x[2] ** 2
+        on_axis = r2 < 1e-30
+        scale = jnp.sqrt(1 + area / jnp.where(on_axis, 1.0, r2))
+        scale = jnp.where(on_axis, 1.0, scale)
+        return jnp.stack([x[0], x[1] * scale, x[2] * scale])
+
+
+Source = Cavity
+
+
+def primitive_jacobian_det(primitive: AbstractPrimitive, a: Float[Array, " n"], x: Vec3, length, radius) -> Array:
+    """``det ∂X'/∂X`` of one primitive at point ``x`` (= 1 for an LVP map)."""
+    return jnp.linalg.det(jax.jacfwd(lambda p: primitive.apply(a, p, length, radius))(x))
