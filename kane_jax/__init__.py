@@ -10,6 +10,8 @@ kane_jax never changes global JAX configuration; enable float64 yourself with
 
 from .actuation import AbstractActuator as AbstractActuator
 from .actuation import JointMotor as JointMotor
+from .actuation import PneumaticChambers as PneumaticChambers
+from .actuation import Tendon as Tendon
 from .actuation import actuation_force as actuation_force
 from .actuation import actuation_matrix as actuation_matrix
 from .algorithms.energy import generalized_gravity as generalized_gravity
@@ -28,6 +30,11 @@ from .algorithms.mass_matrix import mass_matrix as mass_matrix
 from .bodies import AbstractBody as AbstractBody
 from .bodies import AbstractSoftBody as AbstractSoftBody
 from .bodies import Body as Body
+from .bodies import LinearElastic as LinearElastic
+from .bodies import LVPBody as LVPBody
+from .bodies import NeoHookean as NeoHookean
+from .bodies import VariableRadiusPCC as VariableRadiusPCC
+from .bodies import frame_from_points as frame_from_points
 from .bodies import BodyMoments as BodyMoments
 from .bodies import PlanarConstantCurvature as PlanarConstantCurvature
 from .bodies import RigidBody as RigidBody
@@ -44,6 +51,8 @@ from .joints import Universal as Universal
 __version__ = "0.1.0"
 
 __all__ = [
+    "LVPBody", "LinearElastic", "NeoHookean", "PneumaticChambers", "Tendon", "VariableRadiusPCC",
+    "frame_from_points",
     "AbstractActuator", "JointMotor", "actuation_force", "actuation_matrix",
     "AbstractBody", "AbstractJoint", "AbstractSoftBody", "Body", "BodyMoments", "Chain", "Fixed", "Free",
     "Helical", "InverseDynamicsResult", "PlanarConstantCurvature", "Prismatic", "Revolute", "RigidBody",
