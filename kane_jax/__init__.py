@@ -27,6 +27,9 @@ from .algorithms.kinematics import forward_kinematics as forward_kinematics
 from .algorithms.kinematics import tip_jacobian as tip_jacobian
 from .algorithms.kinematics import tip_pose as tip_pose
 from .algorithms.mass_matrix import mass_matrix as mass_matrix
+from .algorithms.time_derivatives import coriolis_matrix as coriolis_matrix
+from .algorithms.time_derivatives import inverse_dynamics_derivatives as inverse_dynamics_derivatives
+from .algorithms.time_derivatives import mass_matrix_derivatives as mass_matrix_derivatives
 from .bodies import AbstractBody as AbstractBody
 from .bodies import AbstractSoftBody as AbstractSoftBody
 from .bodies import Body as Body
@@ -57,6 +60,7 @@ __all__ = [
     "AbstractBody", "AbstractJoint", "AbstractSoftBody", "Body", "BodyMoments", "Chain", "Fixed", "Free",
     "Helical", "InverseDynamicsResult", "PlanarConstantCurvature", "Prismatic", "Revolute", "RigidBody",
     "Spherical", "Universal", "body_points", "forward_dynamics", "forward_kinematics", "generalized_gravity",
-    "inverse_dynamics", "inverse_dynamics_full", "kinetic_energy", "mass_matrix", "nonlinear_effects",
+    "inverse_dynamics", "inverse_dynamics_full", "coriolis_matrix", "inverse_dynamics_derivatives",
+    "mass_matrix_derivatives", "kinetic_energy", "mass_matrix", "nonlinear_effects",
     "potential_energy", "tip_jacobian", "tip_pose",
 ]

@@ -1,0 +1,44 @@
+"""A small diffrax helper for the compliant-robot models (the general simulator lives elsewhere)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import diffrax
+import equinox as eqx
+import jax.numpy as jnp
+
+from .. import _checks
+
+
+@eqx.filter_jit
+def _solve(vector_field, y0, ts, rtol, atol, solver, max_steps):
+    term = diffrax.ODETerm(lambda t, y, args: vector_field(t, y))
+    sol = diffrax.diffeqsolve(
+        term, solver, ts[0], ts[-1], (ts[-1] - ts[0]) * 1e-4, y0, saveat=diffrax.SaveAt(ts=ts),
+        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol), max_steps=max_steps,
+    )
+    return sol.ys, sol.stats["num_steps"]
+
+
+def integrate(vector_field: Callable, y0, ts, *, rtol: float = 1e-10, atol: float = 1e-12, solver=None,
+              max_steps: int = 200_000):
+    """Integrate ``ẏ = vector_field(t, y)`` from ``ts[0]`` and return ``y`` at every time in ``ts``.
+
+    Adaptive explicit Runge–Kutta (default ``diffrax.Dopri8`` with a PID step controller), jitted.
+
+    Arguments:
+        vector_field: ``(t, y) -> ẏ``. y0: initial state. ts: increasing times ``(T,)``, ``T ≥ 2``.
+        rtol, atol: step-size tolerances. solver: a diffrax solver. max_steps: step limit.
+
+    Returns:
+        ``(ys, num_steps)``: states ``(T, len(y0))`` and the number of accepted+rejected steps.
+
+    Raises:
+        ValueError: ``ts`` not 1-D increasing with at least two entries.
+    """
+    ts = _checks.as_float_array(ts, "ts")
+    if ts.ndim != 1 or ts.shape[0] < 2 or (_checks.is_concrete(ts) and not bool(jnp.all(jnp.diff(ts) > 0))):
+        raise ValueError(f"`ts` must be a 1-D increasing array of at least two times, got shape {ts.shape}.")
+    y0 = _checks.as_float_array(y0, "y0")
+    return _solve(vector_field, y0.astype(ts.dtype), ts, rtol, atol, solver or diffrax.Dopri8(), max_steps)
