@@ -181,7 +181,9 @@ def deformation_gradients(position, q: Config, points: Float[Array, "K 3"], ref_
     if ref_inverse.shape not in ((3, 3), (points.shape[0], 3, 3)):
         raise ValueError(f"`ref_inverse` must have shape (3, 3) or ({points.shape[0]}, 3, 3), got {ref_inverse.shape}.")
     jac = jax.vmap(lambda s: jax.jacfwd(position, argnums=1)(q, s))(points)  # (K, 3, 3)
-    return jac @ ref_inverse
+    if ref_inverse.ndim == 2:
+        return jnp.einsum("kij,jl->kil", jac, ref_inverse)
+    return jnp.einsum("kij,kjl->kil", jac, ref_inverse)
 
 
 def strain_energy(material: AbstractMaterial, position, q: Config, points, volumes, ref_inverse) -> Array:

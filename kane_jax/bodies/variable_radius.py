@@ -185,7 +185,7 @@ class VariableRadiusPCC(AbstractSoftBody):
             f = mat.deformation_gradients(self.position, q, pts, ref_inv)
             return self.chamber_weights @ jax.vmap(jnp.linalg.det)(f)
 
-        return jnp.stack([volume(self.chamber_points), volume(self.chamber_points * mirror)])
+        return jnp.stack([volume(self.chamber_points), volume(self.chamber_points * mirror[None, :])])
 
     # --- internal forces -----------------------------------------------------------------------
 
