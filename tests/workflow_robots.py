@@ -13,7 +13,7 @@ HANG = (9.81, 0.0, 0.0)  # gravity along +x: the straight arm hangs at q = 0 (00
 
 def link(length=0.3, mass=0.5):
     tip = make_pose(jnp.eye(3), jnp.array([length, 0.0, 0.0]))
-    inertia = np.diag([1e-4, mass * length**2 / 12, mass * length**2 / 12])
+    inertia = jnp.diag(jnp.stack([1e-4 + 0 * mass, mass * length**2 / 12, mass * length**2 / 12]))
     return kj.RigidBody(mass, (length / 2, 0.02, 0.0), inertia, tip=tip)
 
 
@@ -28,10 +28,10 @@ def hybrid_arm(*, actuate_body=False, joint_damping=0.3, eta=0.05, gravity=HANG,
     return kj.Chain(modules, gravity=gravity, actuators=[kj.JointMotor(idx, g)])
 
 
-def rigid_arm(n=3, *, gravity=(0.0, -9.81, 0.0)):
+def rigid_arm(n=3, *, gravity=(0.0, -9.81, 0.0), masses=None):
     """Planar n-R rigid arm in the x–y plane, all joints motorized (fully actuated)."""
     lengths = [0.4, 0.3, 0.25, 0.2][:n]
-    masses = [1.2, 0.8, 0.5, 0.3][:n]
+    masses = [1.2, 0.8, 0.5, 0.3][:n] if masses is None else masses
     modules = [(kj.Revolute((0, 0, 1)), link(length, mass)) for length, mass in zip(lengths, masses)]
     return kj.Chain(modules, gravity=gravity, actuators=[kj.JointMotor(list(range(n)))])
 

@@ -1,0 +1,189 @@
+"""Statics through the inverse dynamics: equilibria and holding inputs (paper ``003_…`` eq. 55).
+
+At an equilibrium the velocities and accelerations vanish, so the equations of motion reduce to
+
+    ``ID(q, 0, 0) = G(q) + ∂U/∂q = A(q)ᵀ u``                                      (003_… eq. 55)
+
+:func:`equilibrium` solves it for ``q`` given ``u`` with Newton–Raphson on the recursive ID (one
+ID call and its Jacobian per iteration, as the paper suggests); :func:`holding_input` solves it for
+``u`` given ``q`` (the feed-forward that holds a configuration).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import equinox as eqx
+import jax.numpy as jnp
+import lineax as lx
+import optimistix as optx
+
+from ._types import Array, Config, Float, Vec3
+from .actuation._base import actuation_force, actuation_matrix
+from .algorithms.inverse_dynamics import inverse_dynamics
+from .chain import Chain
+
+
+class Equilibrium(NamedTuple):
+    """Result of :func:`equilibrium`.
+
+    Fields:
+        q: ``(nq,)`` equilibrium configuration (differentiable w.r.t. ``u`` and the chain's
+            parameters by the implicit function theorem).
+        residual: ``(nq,)`` the remaining ``ID(q, 0, 0) − A(q)ᵀ u`` [N, N m].
+        num_steps: Newton iterations taken.
+        success: boolean scalar, True when Newton met its tolerances within ``max_steps``.
+    """
+
+    q: Config
+    residual: Config
+    num_steps: Array
+    success: Array
+
+
+class HoldingInput(NamedTuple):
+    """Result of :func:`holding_input`: the input ``u`` and what it leaves unbalanced.
+
+    ``residual = ID(q, 0, 0) − A(q)ᵀ u``: zero (to rounding) for fully actuated chains, the
+    least-squares remainder (orthogonal to the columns of ``A(q)ᵀ``) for underactuated ones; a
+    nonzero residual means ``q`` is not an equilibrium reachable by any input.
+    """
+
+    u: Float[Array, " nu"]
+    residual: Config
+
+
+def _generalized_input(chain: Chain, q: Config, u: Array) -> Config:
+    return u if chain.nu == 0 else actuation_force(chain, q, u)
+
+
+def _check_input(chain: Chain, u, name: str = "u") -> Array:
+    arr = jnp.asarray(u)
+    size = chain.nu if chain.nu else chain.nq
+    what = "actuator inputs (chain.nu)" if chain.nu else "generalized forces (the chain has no actuators)"
+    if arr.shape != (size,):
+        raise ValueError(f"`{name}` must have shape ({size},) = {what}, got shape {arr.shape}.")
+    if not jnp.issubdtype(arr.dtype, jnp.floating):
+        arr = arr.astype(jnp.result_type(float))
+    return arr
+
+
+def static_residual(chain: Chain, q: Config, u: Array, *, gravity: Vec3 | None = None,
+                    tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None) -> Config:
+    """``ID(q, 0, 0) − A(q)ᵀ u``: zero exactly at the equilibria of input ``u`` (``003_…`` eq. 55).
+
+    Arguments:
+        chain: the chain. q: configuration ``(nq,)``.
+        u: inputs ``(chain.nu,)``, or generalized forces ``(nq,)`` when the chain has no actuators.
+        gravity, tip_force, tip_torque: as in :func:`~kane_jax.inverse_dynamics`.
+
+    Returns:
+        ``(nq,)`` unbalanced generalized force.
+
+    Raises:
+        ValueError: ``q`` or ``u`` of the wrong shape.
+    """
+    q = chain.check_state(q, "q")
+    u = _check_input(chain, u)
+    z = jnp.zeros_like(q)
+    tau = inverse_dynamics(chain, q, z, z, gravity=gravity, tip_force=tip_force, tip_torque=tip_torque)
+    return tau - _generalized_input(chain, q, u.astype(q.dtype))
+
+
+def equilibrium(chain: Chain, u, q_guess, *, rtol: float | None = None, atol: float | None = None,
+                max_steps: int = 64, throw: bool = True, gravity: Vec3 | None = None,
+                tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None) -> Equilibrium:
+    """Equilibrium configuration under input ``u``: solve ``ID(q, 0, 0) = A(q)ᵀ u`` for ``q``.
+
+    Newton–Raphson on the recursive ID (paper ``003_…`` eq. 55 and §7.1), with the Jacobian
+    ``∂ID(q, 0, 0)/∂q − ∂(A(q)ᵀu)/∂q`` (the tangent stiffness) by forward-mode autodiff, through
+    :func:`optimistix.root_find`. Gradients of the result with respect to ``u``, the chain's
+    parameters and the loads use the implicit function theorem (``optimistix.ImplicitAdjoint``):
+    one linear solve with the tangent stiffness, no differentiation through the iterations.
+
+    The equilibrium found is the one Newton converges to from ``q_guess``; it may be unstable (an
+    inverted pendulum is an equilibrium too). Use the straight rest shape or a nearby known
+    equilibrium as the guess and continue in ``u`` for large inputs.
+
+    Arguments:
+        chain: the chain.
+        u: inputs ``(chain.nu,)``, or generalized forces ``(nq,)`` for a chain without actuators.
+        q_guess: initial Newton iterate ``(nq,)``.
+        rtol, atol: Newton stops when the step is below ``atol + rtol |q|`` and the residual
+            below ``atol`` [N, N m]; defaults 1e-10/1e-12 in float64, 1e-5/1e-6 in float32.
+        max_steps: Newton iteration budget.
+        throw: True raises (at run time, also under ``jit``) when Newton does not converge within
+            ``max_steps`` or diverges; False returns the last iterate with ``success=False``.
+        gravity, tip_force, tip_torque: as in :func:`~kane_jax.inverse_dynamics`.
+
+    Returns:
+        :class:`Equilibrium` ``(q, residual, num_steps, success)``.
+
+    Raises:
+        ValueError: ``u`` or ``q_guess`` of the wrong shape, non-positive tolerances/steps.
+        equinox.EquinoxRuntimeError: (``throw=True``) Newton did not converge.
+    """
+    q0 = chain.check_state(q_guess, "q_guess")
+    u = _check_input(chain, u)
+    dtype = jnp.result_type(q0, u, float)
+    q0 = q0.astype(dtype)
+    double = dtype == jnp.float64
+    rtol = (1e-10 if double else 1e-5) if rtol is None else float(rtol)
+    atol = (1e-12 if double else 1e-6) if atol is None else float(atol)
+    if not (rtol >= 0 and atol > 0):
+        raise ValueError(f"`rtol` must be >= 0 and `atol` > 0, got rtol={rtol}, atol={atol}.")
+    if not isinstance(max_steps, int) or max_steps < 1:
+        raise ValueError(f"`max_steps` must be a positive int, got {max_steps!r}.")
+    return _solve(chain, u.astype(dtype), q0, rtol, atol, max_steps, jnp.asarray(bool(throw)), gravity, tip_force,
+                  tip_torque)
+
+
+@eqx.filter_jit
+def _solve(chain, u, q0, rtol, atol, max_steps, throw, gravity, tip_force, tip_torque):
+    def fn(q, args):
+        chain_, u_, loads = args
+        return static_residual(chain_, q, u_, gravity=loads[0], tip_force=loads[1], tip_torque=loads[2])
+
+    args = (chain, u, (gravity, tip_force, tip_torque))
+    solver = optx.Newton(rtol=rtol, atol=atol, linear_solver=lx.AutoLinearSolver(well_posed=None))
+    sol = optx.root_find(fn, solver, q0, args, max_steps=max_steps, throw=False, adjoint=optx.ImplicitAdjoint())
+    q = sol.value
+    residual = fn(q, args)
+    success = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(q))
+    # `throw` is a traced flag, so both settings share one compilation
+    q = eqx.error_if(q, throw & ~success, "equilibrium: Newton–Raphson on ID(q, 0, 0) = A(q)ᵀu did not converge "
+                         "(max_steps reached, singular tangent stiffness, or divergence); try a closer `q_guess`, "
+                     "a smaller input (continuation), more `max_steps`, or `throw=False` to inspect it.")
+    return Equilibrium(q, residual, sol.stats["num_steps"], success)
+
+
+def holding_input(chain: Chain, q, *, gravity: Vec3 | None = None, tip_force: Vec3 | None = None,
+                  tip_torque: Vec3 | None = None) -> HoldingInput:
+    """The input that holds configuration ``q`` at rest: ``A(q)ᵀ u = ID(q, 0, 0)`` solved for ``u``.
+
+    The inverse of :func:`equilibrium` (paper ``003_…`` eq. 55). Fully actuated chains
+    (``nu == nq``, ``A(q)`` invertible) get the exact solution by LU; other chains the least-squares
+    solution by QR (minimum-norm for redundant actuation such as antagonistic tendons), and the
+    residual tells how far ``q`` is from a reachable equilibrium. A chain without actuators returns
+    the generalized force itself.
+
+    Arguments:
+        chain: the chain. q: configuration ``(nq,)``.
+        gravity, tip_force, tip_torque: as in :func:`~kane_jax.inverse_dynamics`.
+
+    Returns:
+        :class:`HoldingInput` ``(u, residual)`` with ``u`` of shape ``(chain.nu,)`` (``(nq,)``
+        without actuators) and ``residual = ID(q, 0, 0) − A(q)ᵀ u`` of shape ``(nq,)``.
+
+    Raises:
+        ValueError: ``q`` of the wrong shape.
+    """
+    q = chain.check_state(q, "q")
+    z = jnp.zeros_like(q)
+    tau = inverse_dynamics(chain, q, z, z, gravity=gravity, tip_force=tip_force, tip_torque=tip_torque)
+    if chain.nu == 0:
+        return HoldingInput(tau, jnp.zeros_like(tau))
+    b = actuation_matrix(chain, q)  # (nq, nu)
+    solver = lx.LU() if chain.nu == chain.nq else lx.QR()
+    u = lx.linear_solve(lx.MatrixLinearOperator(b), tau, solver=solver).value
+    return HoldingInput(u, tau - b @ u)
