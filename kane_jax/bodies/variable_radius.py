@@ -40,23 +40,23 @@ def _angular_bump(psi: Array) -> Array:
     return bump(psi * (jnp.pi - psi), 1.0) * jnp.exp(4.0 / jnp.pi**2)
 
 
-def _chamber_section_rule(outer: Array, offset: Array, n_radial: int, n_angular: int):
+def _chamber_section_rule(outer: Array, offset: Array, n_across: int, n_along: int):
     """Nodes ``(y, z)`` and areas of chamber 1's section ``{y ≥ d, y² + z² ≤ R_c²}`` (``R_c = R0 − d``).
 
-    Polar coordinates ``(y, z) = ρ (sin ψ, cos ψ)``, ``ψ ∈ [ψ₀, π − ψ₀]`` with ``sin ψ₀ = d/R_c`` and
-    ``ρ ∈ [d / sin ψ, R_c]``: Gauss–Legendre in both, smooth integrand, spectral convergence.
+    ``y = R_c cos β`` with ``β ∈ [0, β₀]``, ``cos β₀ = d/R_c``, and ``z = R_c sin β (2t − 1)``,
+    ``t ∈ [0, 1]``: the area element ``2 R_c² sin²β dβ dt`` is entire in ``(β, t)``, so the
+    Gauss–Legendre rule converges exponentially (a polar rule about the centre converges slowly
+    because of the ``1/sin²`` pole of its inner boundary).
     """
     rc = outer - offset
-    psi0 = jnp.arcsin(offset / rc)
-    xa, wa = gauss_legendre(n_angular)
-    xr, wr = gauss_legendre(n_radial)
-    psi = psi0 + (jnp.pi - 2 * psi0) * jnp.asarray(xa)  # (A,)
-    w_psi = (jnp.pi - 2 * psi0) * jnp.asarray(wa)
-    rho_in = offset / jnp.sin(psi)
-    rho = rho_in[:, None] + (rc - rho_in)[:, None] * jnp.asarray(xr)[None, :]  # (A, R)
-    area = w_psi[:, None] * (rc - rho_in)[:, None] * jnp.asarray(wr)[None, :] * rho
-    y = (rho * jnp.sin(psi)[:, None]).reshape(-1)
-    z = (rho * jnp.cos(psi)[:, None]).reshape(-1)
+    beta0 = jnp.arccos(offset / rc)
+    xb, wb = gauss_legendre(n_across)
+    xt, wt = gauss_legendre(n_along)
+    beta = beta0 * jnp.asarray(xb)  # (B,)
+    half = rc * jnp.sin(beta)  # half chord
+    y = jnp.repeat(rc * jnp.cos(beta), n_along)
+    z = (half[:, None] * (2 * jnp.asarray(xt)[None, :] - 1)).reshape(-1)
+    area = (beta0 * jnp.asarray(wb) * half)[:, None] * (2 * half[:, None] * jnp.asarray(wt)[None, :])
     return jnp.stack([y, z], axis=1), area.reshape(-1)
 
 
@@ -97,7 +97,8 @@ class VariableRadiusPCC(AbstractSoftBody):
             ``LinearElastic(1.06e6, 0.45, 0.1)``).
         chamber_offset: ``d_c`` [m], with ``0 < d_c < R0/2`` and ``2 d_c < L0``.
         order, n_radial, n_angular: body quadrature (Gauss–Legendre along σ × disk rule).
-        chamber_order, chamber_radial, chamber_angular: chamber quadrature.
+        chamber_order, chamber_across, chamber_along: chamber quadrature (nodes along σ, across the
+            chamber section normal to the septum, and along its chords).
 
     Raises:
         ValueError: non-positive sizes or density, chamber offset out of range, ``n_radial < 1``.
@@ -116,7 +117,7 @@ class VariableRadiusPCC(AbstractSoftBody):
     nq: int = eqx.field(static=True)
 
     def __init__(self, length=0.2, radius=0.02, density=1062.0, material=None, chamber_offset=0.004, *,
-                 order=8, n_radial=2, n_angular=8, chamber_order=8, chamber_radial=3, chamber_angular=4):
+                 order=8, n_radial=2, n_angular=8, chamber_order=8, chamber_across=4, chamber_along=4):
         names = ("length", "radius", "density", "chamber_offset")
         vals = [_checks.as_float_array(v, n, ()) for v, n in zip((length, radius, density, chamber_offset), names)]
         for v, n in zip(vals, names):
@@ -140,7 +141,7 @@ class VariableRadiusPCC(AbstractSoftBody):
         xs, ws = gauss_legendre(chamber_order)
         s_c = offset / length
         sigma = s_c + (1 - 2 * s_c) * jnp.asarray(xs)
-        sec, area = _chamber_section_rule(radius, offset, chamber_radial, chamber_angular)
+        sec, area = _chamber_section_rule(radius, offset, chamber_across, chamber_along)
         m = sec.shape[0]
         self.chamber_points = jnp.concatenate([jnp.repeat(sigma, m)[:, None], jnp.tile(sec, (chamber_order, 1))], axis=1)
         self.chamber_weights = ((1 - 2 * s_c) * length * jnp.asarray(ws)[:, None] * area[None, :]).reshape(-1)
