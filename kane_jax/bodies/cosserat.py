@@ -1,0 +1,374 @@
+"""Cosserat rods: Piecewise Constant Strain (PCS) and Geometric Variable Strain (GVS) bodies.
+
+Strain ``ξ = (κ_x, κ_y, κ_z, v_x, v_y, v_z)`` per unit *rest* arc length — angular strains first
+(twist, bending about y, bending about z [1/m]), then linear strains (stretch, shear y, shear z
+[-]) — the twist convention of :func:`kane_jax._math.se3_exp` and of SoRoSim. The backbone pose
+``g(X) ∈ SE(3)`` solves ``g' = g ξ̂`` from ``g(0) = 1``; the straight, unstretched rest shape along
++x has ``ξ* = (0, 0, 0, 1, 0, 0)``.
+
+- PCS (Renda et al. 2018): ``ξ = B q + ξ*`` constant along the rod, ``B`` selects the active strains
+  (a static mask), so ``g(X) = exp(X ξ̂)`` exactly.
+- GVS (Boyer et al. 2021): ``ξ(σ) = Φ(σ) q + ξ*`` with a strain basis (``strain_bases.py``); the
+  poses at the Gauss nodes along the arc are a cumulative product of 4th-order Magnus (Zanna)
+  steps, ``Ω = h/2 (ξ₁ + ξ₂) + √3 h²/12 [ξ₁, ξ₂]`` with ``ξ₁,₂`` at the two Gauss points of each
+  step (exact for constant strain).
+
+Linear visco-elastic Cosserat law (Kelvin–Voigt): the stress resultant is
+``H(X) (ξ − ξ*) + η H(X) ξ̇`` with ``H = diag(G J, E I_y, E I_z, E A, G A, G A)``, so
+``K = ∫₀ᴸ Φᵀ H Φ dX`` and ``D = η K`` (``J = π r⁴/2``, ``I = π r⁴/4``, ``A = π r²``; no shear
+correction factor). Cross sections are circular, with a radius that may taper linearly from base
+to tip (conical rods); mass points are a Gauss rule on each section.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _checks
+from .._math import se3_exp
+from .._types import Array, Config, Float, Pose, Vec3, Vec6
+from ._base import AbstractSoftBody
+from .quadrature import disk_rule, gauss_legendre
+from .strain_bases import AbstractFullBasis, AbstractStrainBasis
+
+STRAIN_NAMES = ("twist", "bend_y", "bend_z", "stretch", "shear_y", "shear_z")
+_REST = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
+_C1, _C2 = 0.5 - np.sqrt(3) / 6, 0.5 + np.sqrt(3) / 6  # 2-point Gauss nodes on [0, 1]
+
+
+def strain_mask(strains) -> tuple[bool, ...]:
+    """Normalize a strain selection to a 6-tuple of bools in the order of :data:`STRAIN_NAMES`.
+
+    Accepts a length-6 mask of bools/0-1 ints, or a sequence of names from :data:`STRAIN_NAMES`.
+    """
+    items = list(strains)
+    if items and all(isinstance(x, str) for x in items):
+        bad = [x for x in items if x not in STRAIN_NAMES]
+        if bad:
+            raise ValueError(f"`strains` names must be among {STRAIN_NAMES}, got {bad}.")
+        mask = tuple(n in items for n in STRAIN_NAMES)
+    else:
+        if len(items) != 6 or any(x not in (0, 1, True, False) for x in items):
+            raise ValueError(f"`strains` must be a length-6 mask of bools or a sequence of names "
+                             f"from {STRAIN_NAMES}, got {strains!r}.")
+        mask = tuple(bool(x) for x in items)
+    if not any(mask):
+        raise ValueError(f"`strains` must activate at least one strain, got {strains!r}.")
+    return mask
+
+
+def se3_bracket(x1: Vec6, x2: Vec6) -> Vec6:
+    """Lie bracket ``[x̂₁, x̂₂]^∨ = (ω₁ × ω₂, ω₁ × v₂ − ω₂ × v₁)`` of twists ``(ω, v)``."""
+    return jnp.concatenate([jnp.cross(x1[:3], x2[:3]), jnp.cross(x1[:3], x2[3:]) - jnp.cross(x2[:3], x1[3:])])
+
+
+def section_properties(radius: Array) -> tuple[Array, Array, Array]:
+    """Area ``π r²``, second moment ``π r⁴/4`` and polar moment ``π r⁴/2`` of a disk."""
+    return jnp.pi * radius**2, jnp.pi * radius**4 / 4, jnp.pi * radius**4 / 2
+
+
+class _Material(NamedTuple):
+    """Validated geometry and material of a (possibly conical) circular rod."""
+
+    length: Array
+    radius: Array
+    tip_radius: Array
+    density: Array
+    youngs: Array
+    shear: Array
+    eta: Array
+
+
+def _material(length, radius, tip_radius, density, youngs_modulus, poisson_ratio, shear_modulus, damping):
+    names = ("length", "radius", "density", "youngs_modulus")
+    vals = [_checks.as_float_array(v, n, ()) for v, n in zip((length, radius, density, youngs_modulus), names)]
+    for v, n in zip(vals, names):
+        _checks.positive(v, n)
+    length, radius, density, youngs = vals
+    if tip_radius is None:
+        tip = radius
+    else:
+        tip = _checks.as_float_array(tip_radius, "tip_radius", ())
+        _checks.positive(tip, "tip_radius")
+    if shear_modulus is None:
+        nu = _checks.as_float_array(poisson_ratio, "poisson_ratio", ())
+        if _checks.is_concrete(nu) and not (-1.0 < float(nu) <= 0.5):
+            raise ValueError(f"`poisson_ratio` must lie in (-1, 0.5], got {float(nu)}.")
+        shear = youngs / (2 * (1 + nu))
+    else:
+        shear = _checks.as_float_array(shear_modulus, "shear_modulus", ())
+        _checks.positive(shear, "shear_modulus")
+    eta = _checks.as_float_array(damping, "damping", ())
+    _checks.nonnegative(eta, "damping")
+    return _Material(length, radius, tip, density, youngs, shear, eta)
+
+
+def _radius_at(mat: _Material, sigma):
+    return mat.radius + (mat.tip_radius - mat.radius) * sigma
+
+
+def _moduli(mat: _Material, sigma) -> Float[Array, " 6"]:
+    """``diag H(σ) = (G J, E I, E I, E A, G A, G A)`` at normalized arc length σ."""
+    area, second, polar = section_properties(_radius_at(mat, sigma))
+    e, g = mat.youngs, mat.shear
+    return jnp.stack([g * polar, e * second, e * second, e * area, g * area, g * area])
+
+
+def _rod_points(mat: _Material, order: int, n_radial: int, n_angular: int):
+    """Arc-major tensor rule ``(σ, y, z)`` on a conical rod and the rest volumes ``dV = A(σ) L dσ``."""
+    xs, ws = gauss_legendre(order)
+    unit, unit_area = disk_rule(jnp.ones((), dtype=mat.radius.dtype), n_radial, n_angular)
+    r = _radius_at(mat, jnp.asarray(xs, dtype=mat.radius.dtype))  # (order,)
+    m = unit.shape[0]
+    yz = (r[:, None, None] * unit[None]).reshape(-1, 2)
+    sigma = jnp.repeat(jnp.asarray(xs, dtype=yz.dtype), m)
+    points = jnp.concatenate([sigma[:, None], yz], axis=1)
+    vol = (jnp.asarray(ws)[:, None] * r[:, None] ** 2 * unit_area[None, :]).reshape(-1) * mat.length
+    return points, vol, m
+
+
+def _check_order(order, name="order"):
+    if not isinstance(order, (int, np.integer)) or isinstance(order, bool) or order < 1:
+        raise ValueError(f"`{name}` must be a positive int, got {order!r}.")
+    return int(order)
+
+
+def _rest_strain(rest_strain):
+    return _checks.as_float_array(_REST if rest_strain is None else rest_strain, "rest_strain", (6,))
+
+
+def _section_point(rot, trans, s):
+    return trans + rot[:, 1] * s[1] + rot[:, 2] * s[2]
+
+
+class CosseratPCS(AbstractSoftBody):
+    """Piecewise Constant Strain Cosserat rod (one piece): strain constant along the rod.
+
+    Coordinates ``q`` [1/m for κ, - for v]: the deviations from the rest strain of the *active*
+    strains, in the order ``(κ_x, κ_y, κ_z, v_x, v_y, v_z)`` restricted to ``strains``:
+    ``ξ = B q + ξ*`` (``B`` the selection matrix). The pose at rest arc length ``X = σ L`` is
+    ``g(X) = exp(X ξ̂)``, exact. With bending and stretch only, the rod is the spatial
+    constant-curvature arc of :class:`~kane_jax.SpatialConstantCurvature` with
+    ``θ_y = L κ_y``, ``θ_z = L κ_z``, ``δL = L v_x``.
+
+    Rest configuration ``q = 0``: strain ``ξ*`` (default ``(0, 0, 0, 1, 0, 0)``: straight,
+    unstretched, along the proximal +x axis).
+
+    Material coordinates ``s = (σ, y, z)``: ``σ ∈ [0, 1]`` normalized rest arc length, ``(y, z)``
+    [m] position in the rigid cross section (spanned by the y, z axes of ``g``). The distal frame
+    ``{S_i}`` is ``g(L)``, the backbone frame at the tip.
+
+    Arguments:
+        length: rest length ``L`` [m]. radius: base radius [m]; ``tip_radius``: tip radius [m]
+            (default: ``radius``; linear taper = conical rod). density: ``ρ`` [kg/m³].
+        youngs_modulus: ``E`` [Pa]; ``poisson_ratio`` ``ν`` (``G = E / 2(1 + ν)``) or
+            ``shear_modulus`` ``G`` [Pa]. damping: Kelvin–Voigt time constant ``η`` [s], ``D = η K``.
+        strains: active strains, a length-6 mask or names from ``STRAIN_NAMES``
+            (default: all six). rest_strain: ``ξ*`` (6,).
+        order: Gauss–Legendre nodes along the arc; ``n_radial``/``n_angular``: section rule
+            (``n_radial=0``: mass on the backbone).
+
+    Raises:
+        ValueError: non-positive geometry or moduli, ``ν`` outside (−1, 0.5], bad ``strains``,
+            ``rest_strain`` not of shape (6,).
+    """
+
+    length: Float[Array, ""]
+    radius: Float[Array, ""]
+    tip_radius: Float[Array, ""]
+    rest_strain: Float[Array, " 6"]
+    points: Float[Array, "K 3"]
+    weights: Float[Array, " K"]
+    stiffness: Float[Array, "n n"]
+    damping: Float[Array, "n n"]
+    nq: int = eqx.field(static=True)
+    strains: tuple[bool, ...] = eqx.field(static=True)
+
+    def __init__(self, length=0.2, radius=0.01, density=1000.0, youngs_modulus=1e6, *, tip_radius=None,
+                 poisson_ratio=0.5, shear_modulus=None, damping=0.0, strains=(True,) * 6, rest_strain=None,
+                 order=5, n_radial=2, n_angular=4):
+        mat = _material(length, radius, tip_radius, density, youngs_modulus, poisson_ratio, shear_modulus, damping)
+        self.strains = strain_mask(strains)
+        self.nq = sum(self.strains)
+        self.length, self.radius, self.tip_radius = mat.length, mat.radius, mat.tip_radius
+        self.rest_strain = _rest_strain(rest_strain)
+        self.points, vol, _ = _rod_points(mat, _check_order(order), n_radial, n_angular)
+        self.weights = mat.density * vol
+        xs, ws = gauss_legendre(4)  # r⁴ is quartic in σ: 4 nodes integrate H exactly
+        h_mean = jnp.asarray(ws) @ jax.vmap(lambda x: _moduli(mat, x))(jnp.asarray(xs, dtype=vol.dtype))
+        k = mat.length * h_mean[np.asarray(self.strains)]
+        self.stiffness = jnp.diag(k)
+        self.damping = mat.eta * self.stiffness
+
+    def strain(self, q: Config) -> Vec6:
+        """The (constant) strain ``ξ = B q + ξ*``."""
+        sel = np.flatnonzero(self.strains)
+        return self.rest_strain.astype(jnp.result_type(q, self.rest_strain)).at[sel].add(q)
+
+    def _pose(self, q: Config, sigma: Array) -> Pose:
+        return se3_exp((sigma * self.length) * self.strain(q))
+
+    def position(self, q: Config, s: Array) -> Vec3:
+        g = self._pose(q, s[0])
+        return _section_point(g[:3, :3], g[:3, 3], s)
+
+    def tip(self, q: Config) -> Pose:
+        return self._pose(q, jnp.ones((), dtype=q.dtype))
+
+
+class CosseratGVS(AbstractSoftBody):
+    """Geometric Variable Strain Cosserat rod: ``ξ(σ) = Φ(σ) q + ξ*``.
+
+    Coordinates ``q``: modal amplitudes of the strain basis. With scalar bases (``basis`` an
+    :class:`~kane_jax.bodies.strain_bases.AbstractStrainBasis`, or a tuple with one per active
+    strain), ``Φ(σ)`` is block diagonal: the first ``n₁`` entries of ``q`` are the amplitudes of the
+    first active strain (order ``κ_x, κ_y, κ_z, v_x, v_y, v_z``), and so on; each amplitude has the
+    unit of its strain (1/m or -). A full basis (``AbstractFullBasis``, e.g.
+    :class:`~kane_jax.bodies.strain_bases.PiecewiseGaussianCurvature`) gives ``Φ (6, nq)`` itself
+    and ignores ``strains``.
+
+    The poses ``g(σ)`` at the Gauss nodes of the arc (and at the tip) are a cumulative product of
+    4th-order Magnus steps between consecutive nodes (``0 = σ₀ < σ₁ < … < σ_K < 1``); the pose
+    at any other ``σ`` adds one Magnus step from the last node below it. With a constant basis
+    the rod equals :class:`CosseratPCS` exactly.
+
+    Rest configuration ``q = 0``: strain ``ξ*`` (default straight and unstretched along +x).
+    Material coordinates ``s = (σ, y, z)`` as in :class:`CosseratPCS`; the distal frame is the
+    backbone frame at the tip ``σ = 1``.
+
+    Arguments: as :class:`CosseratPCS`, plus ``basis`` (see above) and ``stiffness_order``: the
+    Gauss nodes of the rule for ``K = L ∫₀¹ Φᵀ H Φ dσ`` (default 12).
+
+    Raises:
+        ValueError/TypeError: as :class:`CosseratPCS`; a ``basis`` of the wrong type or count.
+    """
+
+    length: Float[Array, ""]
+    radius: Float[Array, ""]
+    tip_radius: Float[Array, ""]
+    rest_strain: Float[Array, " 6"]
+    points: Float[Array, "K 3"]
+    weights: Float[Array, " K"]
+    stiffness: Float[Array, "n n"]
+    damping: Float[Array, "n n"]
+    basis: object = eqx.field(static=True)
+    strains: tuple[bool, ...] = eqx.field(static=True)
+    grid: tuple[float, ...] = eqx.field(static=True)  # 0 and the arc nodes σ_1 … σ_K
+    n_section: int = eqx.field(static=True)
+    nq: int = eqx.field(static=True)
+
+    def __init__(self, length=0.2, radius=0.01, density=1000.0, youngs_modulus=1e6, *, basis, tip_radius=None,
+                 poisson_ratio=0.5, shear_modulus=None, damping=0.0, strains=(True,) * 6, rest_strain=None,
+                 order=5, n_radial=2, n_angular=4, stiffness_order=12):
+        mat = _material(length, radius, tip_radius, density, youngs_modulus, poisson_ratio, shear_modulus, damping)
+        if isinstance(basis, AbstractFullBasis):
+            self.strains = tuple(True for _ in range(6))
+            self.basis = basis
+            self.nq = basis.nq
+        else:
+            self.strains = strain_mask(strains)
+            n_active = sum(self.strains)
+            if isinstance(basis, AbstractStrainBasis):
+                basis = (basis,) * n_active
+            if not (isinstance(basis, tuple) and all(isinstance(b, AbstractStrainBasis) for b in basis)):
+                raise TypeError("`basis` must be an AbstractStrainBasis, a tuple of them (one per active strain) "
+                                f"or an AbstractFullBasis, got {type(basis).__name__}.")
+            if len(basis) != n_active:
+                raise ValueError(f"`basis` must hold one scalar basis per active strain ({n_active}), "
+                                 f"got {len(basis)}.")
+            self.basis = basis
+            self.nq = sum(b.n for b in basis)
+        order = _check_order(order)
+        self.length, self.radius, self.tip_radius = mat.length, mat.radius, mat.tip_radius
+        self.rest_strain = _rest_strain(rest_strain)
+        self.points, vol, self.n_section = _rod_points(mat, order, n_radial, n_angular)
+        self.weights = mat.density * vol
+        self.grid = (0.0,) + tuple(float(x) for x in gauss_legendre(order)[0])
+        xs, ws = gauss_legendre(_check_order(stiffness_order, "stiffness_order"))
+        xs = jnp.asarray(xs, dtype=vol.dtype)
+
+        def integrand(x):
+            phi = self.phi(x)
+            return phi.T @ (_moduli(mat, x)[:, None] * phi)
+
+        self.stiffness = mat.length * jnp.einsum("k,kij->ij", jnp.asarray(ws, dtype=vol.dtype), jax.vmap(integrand)(xs))
+        self.damping = mat.eta * self.stiffness
+
+    def phi(self, sigma: Array) -> Float[Array, "6 nq"]:
+        """Strain basis ``Φ(σ)`` (6, nq) at normalized arc length σ."""
+        if isinstance(self.basis, AbstractFullBasis):
+            return self.basis(sigma)
+        col = 0
+        blocks = iter(self.basis)
+        cols = []
+        for active in self.strains:
+            if active:
+                b = next(blocks)
+                cols.append((col, b))
+                col += b.n
+        dtype = jnp.result_type(sigma, float)
+        out = jnp.zeros((6, self.nq), dtype=dtype)
+        for (c, b), i in zip(cols, np.flatnonzero(self.strains)):
+            out = out.at[i, c:c + b.n].set(b(sigma).astype(dtype))
+        return out
+
+    def strain(self, q: Config, sigma: Array) -> Vec6:
+        """Strain ``ξ(σ) = Φ(σ) q + ξ*`` per unit rest length."""
+        return self.phi(sigma) @ q + self.rest_strain
+
+    def _step(self, q: Config, a: Array, b: Array) -> Pose:
+        """4th-order Magnus (Zanna) step of ``g' = g ξ̂`` from σ = a to σ = b."""
+        h = b - a
+        x1 = self.length * self.strain(q, a + _C1 * h)
+        x2 = self.length * self.strain(q, a + _C2 * h)
+        omega = 0.5 * h * (x1 + x2) + (np.sqrt(3) / 12) * h**2 * se3_bracket(x1, x2)
+        return se3_exp(omega)
+
+    def _grid_poses(self, q: Config) -> Float[Array, "K1 4 4"]:
+        """Poses at ``σ₀ = 0, σ₁, …, σ_K`` by a cumulative product of Magnus steps."""
+        grid = jnp.asarray(self.grid, dtype=q.dtype)
+        steps = jax.vmap(lambda a, b: self._step(q, a, b))(grid[:-1], grid[1:])
+
+        def accumulate(g, step):
+            g = g @ step
+            return g, g
+
+        eye = jnp.eye(4, dtype=q.dtype)
+        _, poses = jax.lax.scan(accumulate, eye, steps)
+        return jnp.concatenate([eye[None], poses], axis=0)
+
+    def _pose(self, q: Config, sigma: Array) -> Pose:
+        grid = jnp.asarray(self.grid, dtype=q.dtype)
+        poses = self._grid_poses(q)
+        j = jnp.clip(jnp.searchsorted(grid, sigma, side="right") - 1, 0, len(self.grid) - 1)
+        return poses[j] @ self._step(q, grid[j], sigma)
+
+    def position(self, q: Config, s: Array) -> Vec3:
+        g = self._pose(q, s[0])
+        return _section_point(g[:3, :3], g[:3, 3], s)
+
+    def tip(self, q: Config) -> Pose:
+        poses = self._grid_poses(q)
+        return poses[-1] @ self._step(q, jnp.asarray(self.grid[-1], dtype=q.dtype), jnp.ones((), dtype=q.dtype))
+
+    def _points_and_tip(self, q: Config):
+        poses = self._grid_poses(q)
+        tip = poses[-1] @ self._step(q, jnp.asarray(self.grid[-1], dtype=q.dtype), jnp.ones((), dtype=q.dtype))
+        nodes = poses[1:]  # (K, 4, 4), arc-major like `points`
+        yz = self.points[:, 1:].reshape(nodes.shape[0], self.n_section, 2).astype(q.dtype)
+        pts = nodes[:, None, :3, 3] + jnp.einsum("kab,kmb->kma", nodes[:, :3, 1:3], yz)
+        return pts.reshape(-1, 3), tip
+
+    def points_in_frame(self, q: Config) -> Float[Array, "K 3"]:
+        return self._points_and_tip(q)[0]
+
+    def local_points(self, q: Config) -> Float[Array, "K 3"]:
+        pts, h = self._points_and_tip(q)
+        return (pts - h[None, :3, 3]) @ h[:3, :3]
+
+

@@ -1,0 +1,160 @@
+"""Godage's variable-length continuum section driven by three actuators (paper ``004_…``).
+
+Three extending actuators (PMAs) sit ``2π/3`` apart at distance ``r`` from the neutral axis; their
+length changes ``q = (l₁, l₂, l₃)`` bend the section into a circular arc or extend it (equal
+changes). Godage et al. write the arc with curve parameters (radius ``λ``, angle ``φ``, plane
+``θ``), singular when the section is straight, and replace them by a 13th-order Taylor
+polynomial. Here the same arc is written *exactly* without any singularity: the fibre at
+cross-section offset ``(y, z)`` of an arc with tip rotation vector ``(0, θ_y, θ_z)`` and backbone
+length ``ℓ`` has length ``ℓ + θ_y z − θ_z y``, so requiring the actuator lengths to be ``L + l_j``
+gives the *linear* map
+
+    ℓ = L + (l₁ + l₂ + l₃)/3,   θ_y = 2/(3r) Σ_j l_j sin α_j,   θ_z = −2/(3r) Σ_j l_j cos α_j,
+
+(``α_j = 2π(j−1)/3``), and the pose is the exponential-form arc of
+:func:`kane_jax.bodies.spatial_cc.arc_frame`, analytic everywhere. The bending angle is
+``|θ| = 2 √(l₁² + l₂² + l₃² − l₁l₂ − l₁l₃ − l₂l₃) / (3r)``, Godage's ``φ``.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+
+from .. import _checks
+from .._math import make_pose, rot_axis
+from .._types import Array, Config, Float, Pose, Vec3
+from ..joints import Fixed, _matrix_or_zeros
+from ._base import AbstractSoftBody
+from .quadrature import rod_rule
+from .spatial_cc import arc_frame
+
+ACTUATOR_ANGLES = tuple(2 * np.pi * j / 3 for j in range(3))  # α_j, from +y towards +z
+_BEND = np.stack([np.sin(ACTUATOR_ANGLES), -np.cos(ACTUATOR_ANGLES)]) * (2.0 / 3.0)  # (2, 3), times 1/r
+
+
+class GodageSection(AbstractSoftBody):
+    """One variable-length continuum section with three actuators (Godage et al. 2019).
+
+    Coordinates ``q = (l₁, l₂, l₃)`` [m]: length changes of the three actuators from their
+    unactuated length ``L``; actuator ``j`` runs parallel to the backbone at
+    ``(y, z) = r (cos α_j, sin α_j)`` of the cross section, ``α_j = 2π(j−1)/3``. Equal changes
+    extend the straight section to ``L + l``; unequal ones bend it into a circular arc (towards
+    the shorter actuators). Smooth to every order everywhere, including ``q = 0`` and equal
+    lengths.
+
+    Rest configuration ``q = 0``: straight, length ``L``, along the proximal +x axis.
+
+    Material coordinates ``s = (σ, y, z)``: ``σ ∈ [0, 1]`` normalized arc length, ``(y, z)`` [m] the
+    position in the rigid circular cross section of radius ``r``. Mass ``m`` is uniform along the
+    backbone (and, with ``n_radial > 0``, uniform over each disc, so the discs' rotational inertia
+    is included, as in the paper's integral model). The distal frame ``{S_i}`` is the arc frame at
+    the tip: origin at the centre of the end plate, x along the tangent.
+
+    Arguments:
+        length: unactuated length ``L`` [m] (paper prototype: 0.15).
+        radius: actuator distance from the axis ``r`` [m], also the disc radius (0.0125).
+        mass: section mass ``m`` [kg] (0.1).
+        stiffness, damping: optional ``(3, 3)`` matrices, ``(3,)`` diagonals or scalars
+            [N/m, N s/m] for ``K q + D q̇`` (the paper identifies ``K_e``, ``D`` experimentally).
+        order: Gauss nodes along the arc; ``n_radial``/``n_angular``: disc rule (0: backbone only).
+
+    Raises:
+        ValueError: non-positive length, radius or mass; bad stiffness/damping shapes.
+    """
+
+    length: Float[Array, ""]
+    radius: Float[Array, ""]
+    points: Float[Array, "K 3"]
+    weights: Float[Array, " K"]
+    stiffness: Float[Array, "3 3"]
+    damping: Float[Array, "3 3"]
+    nq: int = eqx.field(static=True)
+
+    def __init__(self, length=0.15, radius=0.0125, mass=0.1, *, stiffness=None, damping=None, order=5,
+                 n_radial=2, n_angular=4):
+        names = ("length", "radius", "mass")
+        vals = [_checks.as_float_array(v, n, ()) for v, n in zip((length, radius, mass), names)]
+        for v, n in zip(vals, names):
+            _checks.positive(v, n)
+        self.length, self.radius, mass = vals
+        self.nq = 3
+        self.points, vol = rod_rule(self.length, self.radius, order=order, n_radial=n_radial, n_angular=n_angular)
+        self.weights = mass * vol / jnp.sum(vol)
+        self.stiffness = _matrix_or_zeros(stiffness, "stiffness", 3)
+        self.damping = _matrix_or_zeros(damping, "damping", 3)
+
+    def arc_parameters(self, q: Config) -> tuple[Array, Array, Array]:
+        """``(θ_y, θ_z, ℓ)``: tip rotation vector components [rad] and backbone length [m]."""
+        bend = jnp.asarray(_BEND, dtype=q.dtype) @ q / self.radius
+        return bend[0], bend[1], self.length + jnp.mean(q)
+
+    def actuator_lengths(self, q: Config) -> Float[Array, " 3"]:
+        """Current actuator lengths ``L + l_j`` [m] (also the fibre lengths of the arc at the actuators)."""
+        return self.length + q
+
+    def position(self, q: Config, s: Array) -> Vec3:
+        rot, trans = arc_frame(*self.arc_parameters(q), s[0])
+        return trans + rot[:, 1] * s[1] + rot[:, 2] * s[2]
+
+    def tip(self, q: Config) -> Pose:
+        rot, trans = arc_frame(*self.arc_parameters(q), jnp.ones((), dtype=q.dtype))
+        return make_pose(rot, trans)
+
+
+def _per_section(x, n: int, name: str) -> list:
+    if isinstance(x, (list, tuple)):
+        if len(x) != n:
+            raise ValueError(f"`{name}` must be a scalar or a sequence of {n} values (one per section), got {len(x)}.")
+        return list(x)
+    return [x] * n
+
+
+def godage_arm(n_sections: int = 3, *, length=0.15, radius=0.0125, mass=0.1, stiffness=None, damping=None,
+               offset=0.0, twist=0.0, base=None, gravity=(0.0, 0.0, -9.81), area=2.2e-4, actuated: bool = True,
+               order: int = 5, n_radial: int = 2, n_angular: int = 4):
+    """A multisection continuum arm of :class:`GodageSection` s (paper ``004_…`` Fig. 2).
+
+    Section ``i+1`` is attached to the end plate of section ``i`` by a fixed joint that translates by
+    ``offset`` [m] along and rotates by ``twist`` [rad] about the backbone (the paper's ``σ_i``,
+    ``γ_i``); the first by ``base`` (a 4×4 placement in the world, default identity: backbone along
+    world +x). Coordinates: ``q = (l₁₁, l₁₂, l₁₃, l₂₁, …)``.
+
+    Arguments:
+        n_sections: number of sections. length, radius, mass, stiffness, damping, offset, twist:
+            scalars or per-section sequences (see :class:`GodageSection`). gravity: base-frame vector.
+        area: actuator cross-sectional area [m²] (paper: 2.2e-4), for the pressure actuator.
+        actuated: attach a :class:`~kane_jax.actuation.godage.GodagePressureActuator` on all sections
+            (inputs: ``3 n`` pressures [Pa], ``τ = P A``).
+
+    Returns:
+        A :class:`~kane_jax.Chain`.
+
+    Raises:
+        ValueError: ``n_sections`` not a positive int; per-section sequences of the wrong length.
+    """
+    from ..actuation.godage import GodagePressureActuator
+    from ..chain import Chain
+
+    if not isinstance(n_sections, (int, np.integer)) or isinstance(n_sections, bool) or n_sections < 1:
+        raise ValueError(f"`n_sections` must be a positive int, got {n_sections!r}.")
+    n = int(n_sections)
+    pars = {k: _per_section(v, n, k) for k, v in dict(length=length, radius=radius, mass=mass, stiffness=stiffness,
+                                                      damping=damping, offset=offset, twist=twist).items()}
+    modules = []
+    for i in range(n):
+        if i == 0:
+            joint = Fixed(base)
+        else:
+            off = _checks.as_float_array(pars["offset"][i - 1], "offset", ())
+            tw = _checks.as_float_array(pars["twist"][i - 1], "twist", ())
+            ex = jnp.array([1.0, 0.0, 0.0], dtype=off.dtype)
+            joint = Fixed(make_pose(rot_axis(ex, tw), off * ex))
+        body = GodageSection(pars["length"][i], pars["radius"][i], pars["mass"][i], stiffness=pars["stiffness"][i],
+                             damping=pars["damping"][i], order=order, n_radial=n_radial, n_angular=n_angular)
+        modules.append((joint, body))
+    actuators: Sequence = (GodagePressureActuator(tuple(range(n)), area),) if actuated else ()
+    return Chain(modules, gravity=gravity, actuators=actuators)
