@@ -9,6 +9,7 @@ kane_jax never changes global JAX configuration; enable float64 yourself with
 """
 
 from .actuation import AbstractActuator as AbstractActuator
+from .actuation import GodagePressureActuator as GodagePressureActuator
 from .actuation import JointMotor as JointMotor
 from .actuation import PneumaticChambers as PneumaticChambers
 from .actuation import Tendon as Tendon
@@ -33,6 +34,19 @@ from .algorithms.time_derivatives import mass_matrix_derivatives as mass_matrix_
 from .bodies import AbstractBody as AbstractBody
 from .bodies import AbstractSoftBody as AbstractSoftBody
 from .bodies import Body as Body
+from .bodies import CosseratGVS as CosseratGVS
+from .bodies import CosseratPCS as CosseratPCS
+from .bodies import GodageSection as GodageSection
+from .bodies import LearnedBody as LearnedBody
+from .bodies import SpatialConstantCurvature as SpatialConstantCurvature
+from .bodies import godage_arm as godage_arm
+from .bodies import ChebyshevBasis as ChebyshevBasis
+from .bodies import FullBasis as FullBasis
+from .bodies import GaussianBasis as GaussianBasis
+from .bodies import LegendreBasis as LegendreBasis
+from .bodies import MonomialBasis as MonomialBasis
+from .bodies import PiecewiseGaussianCurvature as PiecewiseGaussianCurvature
+from .bodies import ScalarBasis as ScalarBasis
 from .bodies import LinearElastic as LinearElastic
 from .bodies import LVPBody as LVPBody
 from .bodies import NeoHookean as NeoHookean
@@ -56,6 +70,9 @@ __version__ = "0.1.0"
 __all__ = [
     "LVPBody", "LinearElastic", "NeoHookean", "PneumaticChambers", "Tendon", "VariableRadiusPCC",
     "frame_from_points",
+    "CosseratGVS", "CosseratPCS", "GodagePressureActuator", "GodageSection", "LearnedBody",
+    "SpatialConstantCurvature", "godage_arm", "ChebyshevBasis", "FullBasis", "GaussianBasis", "LegendreBasis",
+    "MonomialBasis", "PiecewiseGaussianCurvature", "ScalarBasis",
     "AbstractActuator", "JointMotor", "actuation_force", "actuation_matrix",
     "AbstractBody", "AbstractJoint", "AbstractSoftBody", "Body", "BodyMoments", "Chain", "Fixed", "Free",
     "Helical", "InverseDynamicsResult", "PlanarConstantCurvature", "Prismatic", "Revolute", "RigidBody",

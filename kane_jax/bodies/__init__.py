@@ -4,8 +4,13 @@ from ._base import AbstractBody as AbstractBody
 from ._base import AbstractSoftBody as AbstractSoftBody
 from ._base import BodyMoments as BodyMoments
 from .constant_curvature import PlanarConstantCurvature as PlanarConstantCurvature
+from .cosserat import CosseratGVS as CosseratGVS
+from .cosserat import CosseratPCS as CosseratPCS
 from .frames import frame_from_points as frame_from_points
 from .generic import Body as Body
+from .godage import GodageSection as GodageSection
+from .godage import godage_arm as godage_arm
+from .learned import LearnedBody as LearnedBody
 from .lvp import LVPBody as LVPBody
 from .lvp import tube_rule as tube_rule
 from .lvp_primitives import AbstractPrimitive as AbstractPrimitive
@@ -22,4 +27,12 @@ from .quadrature import disk_rule as disk_rule
 from .quadrature import gauss_legendre as gauss_legendre
 from .quadrature import rod_rule as rod_rule
 from .rigid import RigidBody as RigidBody
+from .spatial_cc import SpatialConstantCurvature as SpatialConstantCurvature
+from .strain_bases import ChebyshevBasis as ChebyshevBasis
+from .strain_bases import FullBasis as FullBasis
+from .strain_bases import GaussianBasis as GaussianBasis
+from .strain_bases import LegendreBasis as LegendreBasis
+from .strain_bases import MonomialBasis as MonomialBasis
+from .strain_bases import PiecewiseGaussianCurvature as PiecewiseGaussianCurvature
+from .strain_bases import ScalarBasis as ScalarBasis
 from .variable_radius import VariableRadiusPCC as VariableRadiusPCC

@@ -16,27 +16,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._math import make_pose
 from .._types import Array, Config, Float, Pose, Vec3
 from ..joints import _matrix_or_zeros
 from ._base import AbstractSoftBody
+from .frames import frame_from_points
 from .quadrature import rod_rule
-
-
-def frame_from_points(p0: Vec3, p1: Vec3, p2: Vec3) -> Pose:
-    """Pose with origin ``p0``, y axis along ``p1 − p0`` and z axis towards ``p2`` (Gram–Schmidt).
-
-    ``p1 − p0`` and ``p2 − p0`` are two non-parallel segments of a rigid contact area (for the
-    distal face of a body along +x: its local y and z directions); ``x = y × z`` is the face
-    normal. Exact when the two segments are orthogonal, as the paper assumes; Gram–Schmidt keeps
-    the result a rotation when a model makes them only nearly so.
-    """
-    y = p1 - p0
-    y = y / jnp.linalg.norm(y)
-    z = p2 - p0
-    z = z - jnp.dot(y, z) * y
-    z = z / jnp.linalg.norm(z)
-    return make_pose(jnp.stack([jnp.cross(y, z), y, z], axis=1), p0)
 
 
 class LearnedBody(AbstractSoftBody):
@@ -51,7 +35,7 @@ class LearnedBody(AbstractSoftBody):
     shape coordinates. Rest configuration ``q = 0``: straight cylinder of length ``L`` and radius
     ``r`` along the proximal +x axis. Material coordinates ``s = (σ, y, z)``: ``σ ∈ [0, 1]``
     normalized arc length, ``(y, z)`` [m] position in the rest cross section. The distal frame is
-    :func:`frame_from_points` of the deformed points ``s = (1, 0, 0)``, ``(1, r, 0)``, ``(1, 0, r)``
+    :func:`~kane_jax.frame_from_points` of the deformed points ``s = (1, 0, 0)``, ``(1, r, 0)``, ``(1, 0, r)``
     of the tip face (identity rotation, origin ``(L, 0, 0)`` at rest).
 
     Arguments:
