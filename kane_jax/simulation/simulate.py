@@ -161,8 +161,15 @@ def _implicit_field(t, y, args):
 # --- the solve -----------------------------------------------------------------------------------
 
 @eqx.filter_jit
-def _solve(chain, y0, t0, t1, ts, control, solver, dt0, controller, adjoint, max_steps, throw, meter):
+def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter):
     dtype = y0[0].dtype
+    if tolerances is None:
+        controller = diffrax.ConstantStepSize()
+    else:
+        # a step below 1e-13 of the horizon means the state went non-finite or the problem is far
+        # too stiff: stop with RESULTS.dt_min_reached instead of burning max_steps
+        controller = diffrax.PIDController(rtol=tolerances[0], atol=tolerances[1], dtmin=1e-13 * (t1 - t0),
+                                           force_dtmin=False)
     size = chain.nu if chain.nu else chain.nq
     law = _control_law(control, size, dtype)
     if isinstance(solver, (diffrax.KenCarp3, diffrax.KenCarp4, diffrax.KenCarp5)):
@@ -227,8 +234,8 @@ def simulate(
         max_steps: step budget; exceeding it is a failure (see ``throw``).
         adjoint: a diffrax adjoint, default ``RecursiveCheckpointAdjoint()``.
         progress: show diffrax's progress meter (tqdm when installed, else text).
-        throw: True raises on solver failure (max steps, step size collapse because of non-finite
-            states); False returns the trajectory with ``result`` set — check ``traj.success``.
+        throw: True raises on solver failure (max steps; step size below 1e-13 of the horizon,
+            which is what non-finite states cause); False returns the trajectory with ``result`` set — check ``traj.success``.
 
     Returns:
         :class:`Trajectory` with ``ts, q, qd, u, result, stats``.
@@ -271,11 +278,11 @@ def simulate(
         _check_law(_control_law(control, size, dtype), size, chain.nq, dtype)
     slv = _solver(solver)
     if adaptive:
-        controller = diffrax.PIDController(rtol=rtol, atol=atol)
+        tolerances = (float(rtol), float(atol))
     else:
         if dt0 is None:
             raise ValueError("`dt0` must be given when `adaptive=False`.")
-        controller = diffrax.ConstantStepSize()
+        tolerances = None
     if not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
         raise ValueError(f"`max_steps` must be a positive int, got {max_steps!r}.")
     if adjoint is None:
@@ -289,5 +296,5 @@ def simulate(
         except ImportError:
             meter = diffrax.TextProgressMeter()
     dt0_ = None if dt0 is None else jnp.asarray(dt0, dtype=dtype)
-    return _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, controller, adjoint, int(max_steps), bool(throw),
+    return _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), bool(throw),
                   meter)

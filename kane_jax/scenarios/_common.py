@@ -1,0 +1,75 @@
+"""Shared helpers of the scenarios: output folders, timed simulations, summaries."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from ..simulation.simulate import Trajectory, simulate
+
+DEFAULT_OUT = "kane_jax_out"
+
+
+def output_dir(out_dir: str | os.PathLike | None, name: str) -> Path:
+    """``out_dir`` (created), default ``./kane_jax_out/<name>``."""
+    path = Path(out_dir) if out_dir is not None else Path(DEFAULT_OUT) / name
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def timed_simulate(chain, q0, qd0, t1: float, *, t0: float = 0.0, **kwargs) -> tuple[Trajectory, dict]:
+    """Simulate, separating compile time from run time.
+
+    A first call over a very short horizon compiles (times are traced, so the real call reuses
+    it); the second call is timed alone. Returns the trajectory and
+    ``{"compile_s", "run_s", "wall_s", "sim_time_s", "real_time_factor", "steps"}`` where the
+    real-time factor is simulated time / run time (compile excluded; > 1 is faster than real time).
+    """
+    start = time.perf_counter()
+    warm = simulate(chain, q0, qd0, t0 + 1e-6 * max(t1 - t0, 1e-3), t0=t0, **kwargs)
+    jax.block_until_ready(warm.q)
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    traj = simulate(chain, q0, qd0, t1, t0=t0, **kwargs)
+    jax.block_until_ready(traj.q)
+    run_s = time.perf_counter() - start
+    sim = float(t1 - t0)
+    info = {
+        "compile_s": compile_s, "run_s": run_s, "wall_s": compile_s + run_s, "sim_time_s": sim,
+        "real_time_factor": sim / run_s, "steps": int(traj.stats["num_steps"]),
+    }
+    return traj, info
+
+
+def check_finite(traj: Trajectory, name: str) -> None:
+    """Raise when a trajectory failed or holds non-finite values (never silent NaN)."""
+    if not bool(np.all(np.asarray(traj.success))):
+        raise RuntimeError(f"{name}: the solver failed: {traj.message}")
+    if not (np.all(np.isfinite(np.asarray(traj.q))) and np.all(np.isfinite(np.asarray(traj.qd)))):
+        raise RuntimeError(f"{name}: non-finite state in the trajectory.")
+
+
+def report(summary: dict) -> str:
+    """A few human-readable lines describing a scenario's summary."""
+    lines = [f"{summary['name']}: {summary.get('description', '')}"]
+    if "sim_time_s" in summary:
+        lines.append(
+            f"  simulated {summary['sim_time_s']:.3g} s in {summary['run_s']:.3g} s of run time "
+            f"(+ {summary['compile_s']:.3g} s compile): real-time factor {summary['real_time_factor']:.3g}x, "
+            f"{summary.get('steps', '?')} steps")
+    lines.append(f"  total wall time {summary['wall_s']:.3g} s")
+    for key, val in summary.items():
+        if key in ("name", "description", "files", "sim_time_s", "run_s", "compile_s", "real_time_factor",
+                   "steps", "wall_s"):
+            continue
+        if isinstance(val, float):
+            lines.append(f"  {key}: {val:.4g}")
+        elif isinstance(val, (int, str)):
+            lines.append(f"  {key}: {val}")
+    if summary.get("files"):
+        lines.append("  wrote: " + ", ".join(str(f) for f in summary["files"]))
+    return "\n".join(lines)
