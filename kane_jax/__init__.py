@@ -64,10 +64,29 @@ from .joints import Prismatic as Prismatic
 from .joints import Revolute as Revolute
 from .joints import Spherical as Spherical
 from .joints import Universal as Universal
+from . import control as control
+from . import identification as identification
+from . import optimize as optimize
+from .batch import batch_mesh as batch_mesh
+from .batch import batch_simulate as batch_simulate
+from .statics import Equilibrium as Equilibrium
+from .statics import HoldingInput as HoldingInput
+from .statics import equilibrium as equilibrium
+from .statics import holding_input as holding_input
+from .statics import static_residual as static_residual
+from .simulation import Trajectory as Trajectory
+from .simulation import simulate as simulate
+from .simulation import plotting as plotting
+from .simulation.plotting import animate as animate
+from .simulation.plotting import plot_configuration as plot_configuration
+from .simulation.plotting import plot_stroboscopic as plot_stroboscopic
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Trajectory", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic",
+    "control", "identification", "optimize", "batch_mesh", "batch_simulate", "Equilibrium", "HoldingInput",
+    "equilibrium", "holding_input", "static_residual",
     "LVPBody", "LinearElastic", "NeoHookean", "PneumaticChambers", "Tendon", "VariableRadiusPCC",
     "frame_from_points",
     "CosseratGVS", "CosseratPCS", "GodagePressureActuator", "GodageSection", "LearnedBody",
