@@ -57,3 +57,24 @@ def check_smooth_at(chain, q0, rng, *, rtol=1e-6, eps=1e-9):
         err = rel_err(x[1], x[0])
         assert err < rtol, f"{name} not continuous at q0: relative change {err:.3e} over {eps}"
     return out
+
+
+@eqx.filter_jit
+def _body_derivatives(body, qs, qd):
+    def f(q):
+        return jnp.concatenate([body.tip(q).ravel(), body.points_in_frame(q).ravel(), body.internal_force(q, qd)])
+
+    return jax.vmap(lambda q: (f(q), jax.jacfwd(f)(q), jax.jacfwd(jax.jacfwd(f))(q)))(qs)
+
+
+def check_body_smooth_at_rest(body, rng, *, rtol=1e-6, eps=1e-9):
+    """Distal frame, mass points and internal force of a body with their 1st/2nd q-derivatives:
+    finite at ``q = 0`` and equal (to ``rtol``) at ``eps`` from it (cheap form of :func:`check_smooth_at`)."""
+    d = rng.normal(size=body.nq)
+    qs = jnp.stack([jnp.zeros(body.nq), eps * jnp.asarray(d / np.linalg.norm(d))])
+    out = _body_derivatives(body, qs, jnp.asarray(rng.normal(size=body.nq)))
+    for name, x in zip(("value", "jacobian", "hessian"), out):
+        x = np.asarray(x)
+        assert np.all(np.isfinite(x)), f"{name} not finite at q = 0 or at {eps}"
+        err = rel_err(x[1], x[0])
+        assert err < rtol, f"{name} not continuous at q = 0: relative change {err:.3e} over {eps}"

@@ -1,0 +1,78 @@
+"""Tendons: length from the routing, A = −∂L/∂q against finite differences, virtual work."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import kane_jax as kj
+from kane_jax.bodies import lvp_primitives as P
+from kane_jax.bodies.lvp import LVPBody
+from kane_jax.bodies.variable_radius import VariableRadiusPCC
+
+
+def _cc(length=0.3):
+    return kj.PlanarConstantCurvature(length, 0.02, 1000.0, 1e5, elongation=True, order=2, n_radial=1, n_angular=3)
+
+
+def _fd_jacobian(fun, q, h=1e-6):
+    return np.stack([(fun(q + h * e) - fun(q - h * e)) / (2 * h) for e in np.eye(q.shape[0])], axis=-1)
+
+
+def test_length_closed_form_planar_cc():
+    # a fibre at offset y in a planar CC segment has length ℓ (1 − y κ) = ℓ − y θ; two segments on a
+    # fixed joint add up; the joint gap is zero
+    y = 0.012
+    chain = kj.Chain([(kj.Fixed(), _cc()), (kj.Fixed(), _cc())],
+                     actuators=[kj.Tendon([0, 1], [(y, 0.0), (y, 0.0)])])
+    q = jnp.array([0.4, 0.1, -0.3, 0.05])
+    ref = (0.3 * 1.1 - y * 0.4) + (0.3 * 1.05 + y * 0.3)
+    length, a = jax.jit(lambda x: (chain.actuators[0].length(chain, x), kj.actuation_matrix(chain, x)))(q)
+    np.testing.assert_allclose(length, ref, rtol=1e-13)
+    np.testing.assert_allclose(a[:, 0], [y, -0.3, -y, -0.3], rtol=1e-12)
+
+
+def test_helical_routing_length():
+    # straight body, helix of radius r and n turns: length √(L² + (2π n r)²)
+    r, turns, length = 0.015, 2.0, 0.3
+    helix = lambda s: jnp.stack([r * jnp.cos(2 * jnp.pi * turns * s), r * jnp.sin(2 * jnp.pi * turns * s)])  # noqa: E731
+    chain = kj.Chain([(kj.Fixed(), _cc(length))], actuators=[kj.Tendon(0, [helix], order=12)])
+    np.testing.assert_allclose(jax.jit(lambda x: chain.actuators[0].length(chain, x))(jnp.zeros(2)),
+                               np.hypot(length, 2 * np.pi * turns * r), rtol=1e-12)
+
+
+def test_actuation_matrix_matches_finite_differences_and_virtual_work(rng):
+    vr = VariableRadiusPCC(order=2, n_radial=1, n_angular=4, chamber_order=2, chamber_across=1, chamber_along=2)
+    lvp = LVPBody([P.Stretch(), P.Bend("y"), P.Twist()], 0.1, 0.02, order=2, n_radial=1, n_angular=3)
+    tendons = [kj.Tendon([0, 1, 2], [(0.01, 0.0), (0.0, 0.012), (0.01, 0.005)], order=6),
+               kj.Tendon([1, 2], [(-0.01, 0.0), lambda s: jnp.stack([0.01 * jnp.cos(3 * s), 0.01 * jnp.sin(3 * s)])])]
+    chain = kj.Chain([(kj.Fixed(), _cc()), (kj.Revolute((0, 1, 0)), vr), (kj.Revolute((0, 0, 1)), lvp)],
+                     actuators=tendons)
+    q = jnp.asarray(rng.normal(size=chain.nq) * 0.3) * jnp.array([1, 0.3, 1, 1, 0.1, 0.01, 0.01, 1, 1, 1, 1])
+    lengths = jax.jit(lambda x: jnp.stack([t.length(chain, x) for t in chain.actuators]))
+    a = jax.jit(lambda x: kj.actuation_matrix(chain, x))(q)
+    np.testing.assert_allclose(a, -_fd_jacobian(lengths, q).T, rtol=1e-6, atol=1e-9)
+    # virtual work: uᵀ δh = Q_aᵀ δq for any δq, with h = −L
+    u = jnp.array([3.0, 5.0])
+    dq = jnp.asarray(rng.normal(size=chain.nq))
+    dh = -jax.jvp(lengths, (q,), (dq,))[1]
+    force = jax.jit(lambda x, v: kj.actuation_force(chain, x, v))
+    qa = force(q, u)
+    np.testing.assert_allclose(u @ dh, qa @ dq, rtol=1e-12)
+    # positive tension shortens: moving along Q_a reduces the tendon length
+    assert float(jax.jvp(lengths, (q,), (force(q, jnp.array([1.0, 0.0])),))[1][0]) < 0
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="consecutive"):
+        kj.Tendon([0, 2], [(0.0, 0.01), (0.0, 0.01)])
+    with pytest.raises(ValueError, match="one entry per routed module"):
+        kj.Tendon([0, 1], [(0.0, 0.01)])
+    with pytest.raises(ValueError, match="offsets\\[0\\]"):
+        kj.Tendon(0, [(0.0, 0.01, 0.0)])
+    with pytest.raises(ValueError, match="offsets\\[0\\]"):
+        kj.Tendon(0, [lambda s: jnp.zeros(3)])
+    rigid = kj.RigidBody(1.0, (0, 0, 0), np.eye(3) * 1e-3)
+    chain = kj.Chain([(kj.Revolute((0, 0, 1)), rigid)], actuators=[kj.Tendon(0, [(0.0, 0.01)])])
+    with pytest.raises(ValueError, match="not a soft body"):
+        kj.actuation_matrix(chain, jnp.zeros(1))

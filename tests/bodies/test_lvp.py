@@ -1,0 +1,148 @@
+"""LVP-primitive bodies (paper 003 Sims. 1–2, Xu & Chirikjian): volume preservation, frames, ID vs EL."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from model_checks_b import check_against_el, check_body_smooth_at_rest, check_smooth_at
+
+import kane_jax as kj
+from kane_jax._math import make_pose, so3_exp
+from kane_jax.bodies import lvp_primitives as P
+from kane_jax.bodies.lvp import LVPBody
+from kane_jax.bodies.variable_radius import VariableRadiusPCC
+
+L, R = 0.1, 0.02
+ALL_PRIMITIVES = [P.Cavity(2), P.Stretch(2), P.Shear("y", 2), P.Shear("z", 2), P.Twist(2), P.Bend("y", 2),
+                  P.Bend("z", 2)]
+
+
+@pytest.mark.parametrize("prim", ALL_PRIMITIVES, ids=lambda p: type(p).__name__ + getattr(p, "plane", "")
+                         + getattr(p, "direction", ""))
+def test_each_primitive_preserves_volume(prim, rng):
+    det = jax.jit(jax.vmap(lambda a, x: P.primitive_jacobian_det(prim, a, x, L, R)))
+    a = jnp.asarray(rng.uniform(-0.5, 0.5, (20, prim.n_modes)))
+    r = rng.uniform(0.002, R, 20)
+    ang = rng.uniform(0, 2 * np.pi, 20)
+    x = jnp.asarray(np.stack([rng.uniform(0, L, 20), r * np.cos(ang), r * np.sin(ang)], axis=1))
+    d = np.asarray(det(a, x))
+    assert np.max(np.abs(d - 1)) < 1e-12, np.max(np.abs(d - 1))
+
+
+def test_composed_body_preserves_volume(rng):
+    body = LVPBody(ALL_PRIMITIVES, L, R, inner_radius=0.004)
+    q = jnp.asarray(rng.uniform(-0.4, 0.4, body.nq))
+    s = jnp.asarray(np.stack([rng.uniform(0, 1, 10), rng.uniform(-0.01, 0.01, 10), rng.uniform(-0.01, 0.01, 10)], 1))
+    det = jax.jit(jax.vmap(lambda x: jnp.linalg.det(jax.jacfwd(body.position, argnums=1)(q, x)) / L))(s)
+    assert np.max(np.abs(np.asarray(det) - 1)) < 1e-12
+    # hence the deformed mass equals the reference mass: Σ det F · ρ dV = Σ ρ dV (volume integral)
+
+
+def test_frame_from_points(rng):
+    rot = so3_exp(jnp.asarray(rng.normal(size=3)))
+    t = jnp.asarray(rng.normal(size=3))
+    pose = make_pose(rot, t)
+    p0, p1, p2 = t, t + 0.3 * rot[:, 1], t + 0.2 * rot[:, 2]
+    np.testing.assert_allclose(kj.frame_from_points(p0, p1, p2), pose, atol=1e-14)
+    # a slightly skewed second direction is Gram–Schmidt-corrected
+    np.testing.assert_allclose(kj.frame_from_points(p0, p1, p2 + 0.05 * rot[:, 1]), pose, atol=1e-14)
+    with pytest.raises(ValueError, match="p1"):
+        kj.frame_from_points(p0, p1[:2], p2)
+
+
+def test_tips_of_single_primitives():
+    a = 0.8
+
+    def tip_of(prim, amp):
+        return jax.jit(LVPBody([prim], L, R).tip)(jnp.array([amp]))
+
+    # constant-curvature bend in x–y: tip rotated by a about z, at the arc's end
+    tip = tip_of(P.Bend("y"), a)
+    np.testing.assert_allclose(tip[:3, 3], L * np.array([np.sin(a), 1 - np.cos(a), 0]) / a, rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(tip[:3, :3], so3_exp(jnp.array([0, 0, a])), atol=1e-10)
+    # bend in x–z: rotation about −y
+    tip = tip_of(P.Bend("z"), a)
+    np.testing.assert_allclose(tip[:3, :3], so3_exp(jnp.array([0, -a, 0])), atol=1e-10)
+    # twist: rotation about x by ψ(1) = a; stretch: tip at L(1 + a), frame unrotated
+    tip = tip_of(P.Twist(), a)
+    np.testing.assert_allclose(tip[:3, :3], so3_exp(jnp.array([a, 0, 0])), atol=1e-14)
+    tip = tip_of(P.Stretch(), 0.3)
+    np.testing.assert_allclose(tip, make_pose(jnp.eye(3), jnp.array([1.3 * L, 0, 0])), atol=1e-15)
+    # shear: the section translates, the frame does not rotate
+    tip = tip_of(P.Shear("z"), 0.2)
+    np.testing.assert_allclose(tip, make_pose(jnp.eye(3), jnp.array([L, 0, 0.2 * L])), atol=1e-15)
+
+
+def test_cavity_volume_closed_form():
+    body = LVPBody([P.Cavity(2), P.Stretch(), P.Bend("y")], L, R, inner_radius=0.005)
+    q = jnp.array([0.03, -0.01, 0.2, 0.5])
+    # ∫₀¹ sin((2k−1)πσ) dσ = 2/((2k−1)π)
+    ref = np.pi * L * (0.005**2 + R**2 * (0.03 * 2 / np.pi - 0.01 * 2 / (3 * np.pi)))
+    np.testing.assert_allclose(jax.jit(body.cavity_volume)(q), ref, rtol=1e-9)
+    with pytest.raises(ValueError, match="Cavity"):
+        LVPBody([P.Stretch(), P.Cavity()], L, R, inner_radius=0.005).cavity_volume(jnp.zeros(2))
+
+
+def _states(rng, nq, n=2, scale=0.3):
+    return [jnp.asarray(rng.normal(size=(n, nq)) * scale) for _ in range(3)]
+
+
+def test_id_matches_euler_lagrange_alone(rng):
+    body = LVPBody([P.Stretch(), P.Bend("y"), P.Twist()], L, R, 1000.0, kj.NeoHookean(1e5, 0.5, 0.05),
+                   order=2, n_radial=1, n_angular=3)
+    chain = kj.Chain([(kj.Revolute((0, 1, 0)), body)])
+    check_against_el(chain, _states(rng, chain.nq))
+
+
+@pytest.mark.slow
+def test_id_matches_euler_lagrange_all_primitives(rng):
+    body = LVPBody(ALL_PRIMITIVES, L, R, 1000.0, kj.NeoHookean(1e5, 0.5, 0.05), inner_radius=0.004,
+                   order=2, n_radial=1, n_angular=3)
+    chain = kj.Chain([(kj.Fixed(), body)])
+    check_against_el(chain, _states(rng, chain.nq, scale=0.15))
+
+
+@pytest.mark.slow
+def test_id_matches_euler_lagrange_mixed(rng):
+    # rigid + planar CC + variable-radius PCC + LVP in one chain
+    rigid = kj.RigidBody(0.3, (0.05, 0, 0), np.diag([1e-4, 2e-4, 2e-4]), tip=np.array(
+        [[1, 0, 0, 0.1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]))
+    cc = kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 1e5, 0.05, elongation=True, order=3, n_radial=1, n_angular=3)
+    vr = VariableRadiusPCC(order=3, n_radial=1, n_angular=4, chamber_order=2, chamber_across=1, chamber_along=2)
+    lvp = LVPBody([P.Stretch(), P.Bend("z")], L, R, 1000.0, kj.LinearElastic(1e5, 0.4, 0.05), order=2, n_radial=1,
+                  n_angular=3)
+    chain = kj.Chain([(kj.Revolute((0, 1, 0)), rigid), (kj.Revolute((1, 0, 0)), cc), (kj.Fixed(), vr),
+                      (kj.Revolute((0, 0, 1)), lvp)])
+    q, qd, qdd = _states(rng, chain.nq)
+    scale = np.ones(chain.nq)
+    scale[4:8] = [1.0, 0.05, 0.01, 0.01]
+    check_against_el(chain, (q * scale, qd, qdd))
+
+
+def test_body_functions_smooth_at_rest(rng):
+    body = LVPBody([P.Cavity(), P.Stretch(), P.Bend("y"), P.Twist()], L, R, 1000.0, kj.NeoHookean(1e5, 0.5, 0.05),
+                   inner_radius=0.004, order=2, n_radial=1, n_angular=3)
+    check_body_smooth_at_rest(body, rng)
+
+
+@pytest.mark.slow  # compiles 2nd q-derivatives of ID, M and FD: minutes on a loaded 2-core CPU
+def test_smooth_at_rest(rng):
+    body = LVPBody([P.Stretch(), P.Bend("y")], L, R, 1000.0, kj.NeoHookean(1e5, 0.5, 0.05), order=2, n_radial=1,
+                   n_angular=3)
+    chain = kj.Chain([(kj.Fixed(), body)])
+    check_smooth_at(chain, jnp.zeros(chain.nq), rng)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="primitives"):
+        LVPBody([], L, R)
+    with pytest.raises(TypeError, match="primitives\\[1\\]"):
+        LVPBody([P.Stretch(), "bend"], L, R)
+    with pytest.raises(ValueError, match="inner_radius"):
+        LVPBody([P.Stretch()], L, R, inner_radius=0.03)
+    with pytest.raises(ValueError, match="plane"):
+        P.Bend("x")
+    with pytest.raises(ValueError, match="modes"):
+        P.Twist(2, modes=lambda s: jnp.stack([s, s**2, s**3]))
+    with pytest.raises(ValueError, match="n_modes"):
+        P.Stretch(0)
