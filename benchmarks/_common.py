@@ -71,6 +71,7 @@ class Timing:
     max: float
     number: int
     compile: float | None = None
+    fn: Callable | None = field(default=None, repr=False)  # the compiled function (time_jit)
 
     def fmt(self, per: int = 1) -> str:
         return f"{fmt_time(self.median / per)} [{fmt_time(self.min / per)}–{fmt_time(self.max / per)}]"
@@ -125,6 +126,7 @@ def time_jit(fn: Callable, *args, repeats: int = 7, min_time: float = 0.05, **kw
     t_compile = time.perf_counter() - t0
     res = time_call(lambda: compiled(*args), repeats=repeats, min_time=min_time, **kw)
     res.compile = t_compile
+    res.fn = compiled
     return res
 
 

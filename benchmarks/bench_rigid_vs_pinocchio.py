@@ -48,7 +48,7 @@ def main(argv=None) -> int:
     arms = ["iiwa-like"] if quick else ["iiwa-like", "random"]
     dtypes = ["float64"] if quick else ["float64", "float32"]
     batches = [16] if quick else [1, 64, 1024, 8192]
-    algos = ["ID", "FD"] if quick else ["ID", "M", "FD"]
+    algos = ["ID"] if quick else ["ID", "M", "FD"]
     min_time = 0.005 if quick else 0.05
     tkw = dict(repeats=args.repeats, min_time=min_time)
     name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "")

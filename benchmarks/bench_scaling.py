@@ -84,7 +84,7 @@ def main(argv=None) -> int:
             fe, pe = C.jit_model(lambda ch, q, v, a: el.inverse_dynamics(ch, q, v, a), chain)
             tk = C.time_jit(fk, p, q, v, a, **tkw)
             te = C.time_jit(fe, pe, q, v, a, **tkw)
-            err = C.fmt_err(np.asarray(jax.jit(fk)(p, q, v, a)), np.asarray(jax.jit(fe)(pe, q, v, a)))
+            err = C.fmt_err(np.asarray(tk.fn(p, q, v, a)), np.asarray(te.fn(pe, q, v, a)))
             elt.add(fam, n, tk.fmt(), te.fmt(), C.ratio(te.median, tk.median), err)
     rep.add(elt)
     if summary.rows:

@@ -1,0 +1,49 @@
+"""The short form of every benchmark script runs (so the benchmarks cannot rot).
+
+Each script's ``main(["--quick", "--out", <tmp>])`` runs in-process; it must finish, print its
+tables and write a markdown file whose tables hold measured numbers. Scripts whose peer library is
+not installed are skipped (``pytest.importorskip``). The quick forms compile a handful of functions
+each; together they take about a minute on an idle 2-core CPU.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+SCRIPTS = {
+    "bench_rigid_vs_pinocchio": ("pinocchio", "mujoco"),
+    "bench_soft_vs_soromox": ("soromox",),
+    "bench_recursive_vs_el": (),
+    "bench_scaling": (),
+    "bench_papers": (),
+    "bench_gpu": (),
+}
+
+
+def _load(name: str):
+    if str(BENCH) not in sys.path:
+        sys.path.insert(0, str(BENCH))
+    return importlib.import_module(name)
+
+
+@pytest.mark.parametrize("name", list(SCRIPTS))
+def test_quick_form_runs(name, tmp_path, capsys):
+    for peer in SCRIPTS[name]:
+        pytest.importorskip(peer)
+    out = tmp_path / f"{name}.md"
+    assert _load(name).main(["--quick", "--repeats", "2", "--out", str(out)]) == 0
+    text = out.read_text()
+    printed = capsys.readouterr().out
+    # conditions and at least one table with a measured time in it
+    assert "| jax / jaxlib |" in text and "| dtype |" in text
+    assert "### " in text and "### " in printed
+    times = re.findall(r"\d+(?:\.\d+)? (?:ns|µs|ms|s)\b", text)
+    assert times, f"no measured time in {out}:\n{text}"
+    assert "nan" not in text.lower().replace("nanosecond", "")
