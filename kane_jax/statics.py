@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 import equinox as eqx
 import jax.numpy as jnp
+import jax.scipy.linalg as jsl
 import lineax as lx
 import optimistix as optx
 
@@ -184,6 +185,20 @@ def holding_input(chain: Chain, q, *, gravity: Vec3 | None = None, tip_force: Ve
     if chain.nu == 0:
         return HoldingInput(tau, jnp.zeros_like(tau))
     b = actuation_matrix(chain, q)  # (nq, nu)
-    solver = lx.LU() if chain.nu == chain.nq else lx.QR()
-    u = lx.linear_solve(lx.MatrixLinearOperator(b), tau, solver=solver).value
+    u = solve_input(b, tau)
     return HoldingInput(u, tau - b @ u)
+
+
+def solve_input(b: Array, tau: Array) -> Array:
+    """``u`` with ``b u = tau``: LU when square, least squares (QR) when tall, minimum norm when wide.
+
+    Plain ``jnp.linalg`` (differentiable, and usable inside ``shard_map``/``vmap``).
+    """
+    n, m = b.shape
+    if n == m:
+        return jnp.linalg.solve(b, tau)
+    if n > m:
+        qmat, rmat = jnp.linalg.qr(b)
+        return jsl.solve_triangular(rmat, qmat.T @ tau, lower=False)
+    qmat, rmat = jnp.linalg.qr(b.T)  # b = Rᵀ Qᵀ: minimum-norm u = Q R⁻ᵀ tau
+    return qmat @ jsl.solve_triangular(rmat.T, tau, lower=True)

@@ -1,0 +1,76 @@
+"""Collocated partial feedback linearization of underactuated chains (Spong 1994; ``003_…`` Sims. 1–2)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+
+from .._types import Array, Config
+from ..actuation._base import actuation_matrix, work_coordinates
+from ..algorithms.inverse_dynamics import inverse_dynamics
+from ..algorithms.mass_matrix import mass_matrix
+from ..chain import Chain
+from .reference import gains, split_state
+
+
+class CollocatedPFBL(eqx.Module):
+    """Partial feedback linearization of the actuation coordinates ``y = h(q)`` (collocated).
+
+    With ``M q̈ + n = Jᵀ u`` (``J = ∂h/∂q = A(q)``, ``n = ID(q, q̇, 0)``) the actuation coordinates
+    obey ``ÿ = J M⁻¹ Jᵀ u − J M⁻¹ n + J̇ q̇``. The law
+
+        ``u = Λ (v + J M⁻¹ n − J̇ q̇)``,  ``Λ = (J M⁻¹ Jᵀ)⁻¹``,  ``v = ÿ_d + K_d (ẏ_d − ẏ) + K_p (y_d − y)``
+
+    makes ``ÿ = v`` exactly, i.e. ``ë + K_d ė + K_p e = 0`` for ``e = y_d − y``, while the
+    unactuated (soft) coordinates follow their zero dynamics — stable for damped elastic bodies
+    (paper ``003_…`` Sims. 1–2, decoupling coordinates of Pustina et al.). For joint motors on
+    coordinates ``q_a`` this is Spong's collocated PFBL in joint space. Model terms: one
+    :func:`~kane_jax.mass_matrix` and one :func:`~kane_jax.inverse_dynamics` call.
+
+    Arguments:
+        chain: the model used by the controller; needs actuators (``1 ≤ nu ≤ nq``) with
+            ``J M⁻¹ Jᵀ`` invertible.
+        reference: callable ``t ↦ (y_d, ẏ_d, ÿ_d)`` in actuation coordinates ``(nu,)``, or a
+            constant ``(nu,)``; map a configuration reference with
+            :class:`~kane_jax.control.ActuationReference`.
+        kp, kd: gains, scalars or ``(nu,)``.
+
+    Raises:
+        ValueError: a chain without actuators or with more inputs than coordinates; reference or
+            gains of the wrong shape.
+    """
+
+    chain: Chain
+    reference: Callable
+    kp: Array
+    kd: Array
+
+    def __init__(self, chain: Chain, reference, *, kp=100.0, kd=20.0):
+        if not 1 <= chain.nu <= chain.nq:
+            raise ValueError(f"`chain` must have 1 <= nu <= nq actuator inputs for collocated PFBL, got nu = "
+                             f"{chain.nu}, nq = {chain.nq}.")
+        from .reference import as_reference
+
+        self.chain = chain
+        self.reference = as_reference(reference, chain.nu)
+        self.kp = gains(kp, chain.nu, "kp")
+        self.kd = gains(kd, chain.nu, "kd")
+
+    def __call__(self, t, q: Config, qd: Config) -> Array:
+        q, qd = split_state(self.chain, q, qd)
+        y_d, yd_d, ydd_d = self.reference(t)
+        h = lambda x: work_coordinates(self.chain, x)
+        y, yd = jax.jvp(h, (q,), (qd,))
+        _, jdot_qd = jax.jvp(lambda x: jax.jvp(h, (x,), (qd,))[1], (q,), (qd,))  # J̇ q̇
+        v = ydd_d + self.kd * (yd_d - yd) + self.kp * (y_d - y)
+        jac = actuation_matrix(self.chain, q).T  # (nu, nq)
+        factor = jsl.cho_factor(mass_matrix(self.chain, q), lower=True)
+        n = inverse_dynamics(self.chain, q, qd, jnp.zeros_like(qd))
+        minv_jt = jsl.cho_solve(factor, jac.T)  # M⁻¹ Jᵀ
+        lam_inv = jac @ minv_jt  # J M⁻¹ Jᵀ (the inverse actuation-space inertia)
+        rhs = v + minv_jt.T @ n - jdot_qd  # J M⁻¹ n (M symmetric)
+        return jnp.linalg.solve(lam_inv, rhs)

@@ -1,0 +1,117 @@
+"""References for the controllers: rest-to-rest polynomials and the map to actuation coordinates."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._types import Array, Config
+from ..actuation._base import work_coordinates
+from ..chain import Chain
+
+RefFn = Callable[[Array], tuple[Array, Array, Array]]
+
+
+class QuinticReference(eqx.Module):
+    """Rest-to-rest quintic ``x(t)`` from ``start`` at ``t0`` to ``goal`` at ``t0 + duration``.
+
+    ``x = start + (goal − start) s(τ)``, ``s = 10τ³ − 15τ⁴ + 6τ⁵``, ``τ = (t − t0)/duration``
+    clipped to [0, 1]: zero velocity and acceleration at both ends, constant afterwards.
+    Calling it returns ``(x, ẋ, ẍ)``.
+
+    Raises:
+        ValueError: ``start``/``goal`` of different shapes or a non-positive ``duration``.
+    """
+
+    start: Array
+    goal: Array
+    duration: Array
+    t0: Array
+
+    def __init__(self, start, goal, duration, t0=0.0):
+        self.start = jnp.asarray(start, dtype=float)
+        self.goal = jnp.asarray(goal, dtype=float)
+        if self.start.shape != self.goal.shape or self.start.ndim != 1:
+            raise ValueError(f"`start` and `goal` must be 1-D of the same shape, got {self.start.shape} and "
+                             f"{self.goal.shape}.")
+        self.duration = jnp.asarray(duration, dtype=float)
+        if isinstance(duration, (int, float)) and not duration > 0:
+            raise ValueError(f"`duration` must be positive, got {duration}.")
+        self.t0 = jnp.asarray(t0, dtype=float)
+
+    def __call__(self, t) -> tuple[Array, Array, Array]:
+        tau = jnp.clip((t - self.t0) / self.duration, 0.0, 1.0)
+        inside = (t - self.t0 >= 0) & (t - self.t0 <= self.duration)
+        s = tau**3 * (10 - 15 * tau + 6 * tau**2)
+        ds = jnp.where(inside, 30 * tau**2 * (1 - tau) ** 2 / self.duration, 0.0)
+        dds = jnp.where(inside, 60 * tau * (1 - tau) * (1 - 2 * tau) / self.duration**2, 0.0)
+        delta = self.goal - self.start
+        return self.start + delta * s, delta * ds, delta * dds
+
+
+def as_reference(reference, size: int, name: str = "reference") -> RefFn:
+    """A constant set-point ``(size,)`` or a callable ``t ↦ (x, ẋ, ẍ)`` as a callable."""
+    if callable(reference) and not eqx.is_array(reference):
+        out = jax.eval_shape(reference, jnp.zeros(()))
+        if not (isinstance(out, tuple) and len(out) == 3 and all(o.shape == (size,) for o in out)):
+            raise ValueError(f"`{name}` must return (x, xd, xdd), each of shape ({size},), got {out}.")
+        return reference
+    x = jnp.asarray(reference, dtype=float)
+    if x.shape != (size,):
+        raise ValueError(f"`{name}` must be a set-point of shape ({size},) or a callable t -> (x, xd, xdd), "
+                         f"got shape {x.shape}.")
+    return SetPoint(x)
+
+
+class SetPoint(eqx.Module):
+    """A constant reference: ``(x, 0, 0)`` at all times."""
+
+    x: Array
+
+    def __call__(self, t):
+        return self.x, jnp.zeros_like(self.x), jnp.zeros_like(self.x)
+
+
+class ActuationReference(eqx.Module):
+    """A configuration reference ``q_d(t)`` mapped to actuation coordinates ``y_d = h(q_d)``.
+
+    ``ẏ_d = J q̇_d`` and ``ÿ_d = J q̈_d + J̇ q̇_d`` with ``J = ∂h/∂q`` by nested ``jvp``, for the
+    collocated controllers (:class:`~kane_jax.control.CollocatedPFBL`); with joint motors
+    ``h = gains · q[indices]``.
+    """
+
+    chain: Chain
+    reference: Callable
+
+    def __init__(self, chain: Chain, reference):
+        if chain.nu == 0:
+            raise ValueError("`chain` must have actuators to define actuation coordinates, got chain.nu == 0.")
+        self.chain = chain
+        self.reference = as_reference(reference, chain.nq)
+
+    def __call__(self, t):
+        q, qd, qdd = self.reference(t)
+        h = lambda x: work_coordinates(self.chain, x)
+        y, yd = jax.jvp(h, (q,), (qd,))
+        _, ydd_vel = jax.jvp(lambda x: jax.jvp(h, (x,), (qd,))[1], (q,), (qd,))
+        _, j_qdd = jax.jvp(h, (q,), (qdd,))
+        return y, yd, j_qdd + ydd_vel
+
+
+def gains(x, size: int, name: str) -> Array:
+    """A scalar or ``(size,)`` vector of non-negative gains as a ``(size,)`` array."""
+    arr = jnp.asarray(x, dtype=float)
+    if arr.ndim == 0:
+        arr = jnp.full((size,), arr)
+    if arr.shape != (size,):
+        raise ValueError(f"`{name}` must be a scalar or shape ({size},), got shape {arr.shape}.")
+    if not isinstance(arr, jax.core.Tracer) and bool(jnp.any(arr < 0)):
+        raise ValueError(f"`{name}` must be non-negative, got {arr}.")
+    return arr
+
+
+def split_state(chain: Chain, q: Config, qd: Config) -> tuple[Config, Config]:
+    return chain.check_state(q, "q"), chain.check_state(qd, "qd")
