@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import kane_jax as kj
-from kane_jax.algorithms.time_derivatives import taylor_derivatives
+from kane_jax.algorithms.time_derivatives import taylor_derivatives, taylor_path
 from kane_jax.models import iiwa_like, planar_2r
 
 
@@ -121,6 +121,9 @@ def make_chain(kind, rng):
                 (kj.Universal(placement=_pose(rng)), _rigid(rng))]
     elif kind == "soft":
         mods = [(kj.Fixed(_pose(rng)), _soft(rng)), (kj.Fixed(), _soft(rng))]
+    elif kind == "small":
+        mods = [(kj.Revolute(rng.normal(size=3), _pose(rng), stiffness=3.0, damping=0.2), _rigid(rng)),
+                (kj.Revolute((0, 0, 1), _pose(rng)), _soft(rng, damping=0.05))]
     else:
         mods = [(kj.Revolute(rng.normal(size=3), _pose(rng), stiffness=3.0, damping=0.2), _rigid(rng)),
                 (kj.Revolute((0, 0, 1), _pose(rng)), _soft(rng, damping=0.05)),
@@ -130,14 +133,35 @@ def make_chain(kind, rng):
 
 @eqx.filter_jit
 def _along_trajectory(chain, params, t0, h):
-    """Recursion derivatives, τ at t0 + k h (k = −2..2) and the EL reference differentiated in time."""
+    """Recursion derivatives at t0 and τ at t0 + k h (k = −2..2) along an analytic trajectory."""
     derivs = trajectory_derivs(params)
-    d = [x(t0) for x in derivs]
-    mine = kj.inverse_dynamics_derivatives(chain, d, order=2)
+    mine = kj.inverse_dynamics_derivatives(chain, [x(t0) for x in derivs], order=2)
     ks = jnp.arange(-2, 3, dtype=t0.dtype)
     samples = jax.vmap(lambda t: kj.inverse_dynamics(chain, *[x(t) for x in derivs[:3]]))(t0 + ks * h)
-    ref = taylor_derivatives(lambda t: el.inverse_dynamics(chain, *[x(t) for x in derivs[:3]]), 2, t0)
-    return mine, samples, ref
+    return mine, samples
+
+
+@eqx.filter_jit
+def el_derivatives(chain, d):
+    """(τ, τ̇, τ̈) from the Euler–Lagrange reference differentiated in time along the Taylor path of d.
+
+    τ = d/dt ∂T/∂q̇ − ∂T/∂q + ∂V/∂q + dissipation, so τ⁽ᵏ⁾ = p⁽ᵏ⁺¹⁾ + r⁽ᵏ⁾ with p = ∂T/∂q̇ and r
+    the rest, each a function of t through (q(t), q̇(t)) — nested jvp over one reverse pass.
+    """
+    path = taylor_path(d)
+
+    def p(t):
+        q, qd = path(t)[:2]
+        return jax.grad(el.kinetic_energy, argnums=2)(chain, q, qd)
+
+    def rest(t):
+        q, qd = path(t)[:2]
+        return (-jax.grad(el.kinetic_energy, argnums=1)(chain, q, qd)
+                + jax.grad(el.potential_energy, argnums=1)(chain, q) + el.dissipative_force(chain, q, qd))
+
+    pp = taylor_derivatives(p, 3, jnp.zeros((), d[0].dtype))
+    rr = taylor_derivatives(rest, 2, jnp.zeros((), d[0].dtype))
+    return [pp[k + 1] + rr[k] for k in range(3)]
 
 
 def trajectory_derivs(params, n=5):
@@ -149,12 +173,12 @@ def trajectory_derivs(params, n=5):
     return fns
 
 
-def check_against_fd_and_el(kind, rng):
+def check_against_fd_and_el(kind, rng, with_el=True):
     chain = make_chain(kind, rng)
     params = (*rng.uniform(-0.5, 0.5, (3, chain.nq)), rng.uniform(0.5, 2.0, chain.nq),
               rng.uniform(0, 2 * np.pi, chain.nq))
     h = 1e-3
-    (tau, tau_d, tau_dd), f, ref = _along_trajectory(chain, params, jnp.asarray(0.37), jnp.asarray(h))
+    (tau, tau_d, tau_dd), f = _along_trajectory(chain, params, jnp.asarray(0.37), jnp.asarray(h))
     f = np.asarray(f)
     fd1 = (-f[4] + 8 * f[3] - 8 * f[1] + f[0]) / (12 * h)  # O(h⁴)
     fd2 = (-f[4] + 16 * f[3] - 30 * f[2] + 16 * f[1] - f[0]) / (12 * h**2)
@@ -162,18 +186,20 @@ def check_against_fd_and_el(kind, rng):
     assert rel_err(tau, f[2]) < 1e-14
     assert rel_err(tau_d, fd1) < 1e-7
     assert rel_err(tau_dd, fd2) < 1e-6
-    # Euler–Lagrange reference differentiated in time by nested jvp: exact to round-off
-    for mine, theirs in zip((tau, tau_d, tau_dd), ref):
-        assert rel_err(mine, theirs) < 1e-10
+    if with_el:  # Euler–Lagrange reference differentiated in time by nested jvp: exact to round-off
+        ref = el_derivatives(chain, [x(jnp.asarray(0.37)) for x in trajectory_derivs(params)])
+        for mine, theirs in zip((tau, tau_d, tau_dd), ref):
+            assert rel_err(mine, theirs) < 1e-10
 
 
-def test_mixed_chain_derivatives_match_finite_differences_and_el(rng):
-    # a rigid module with an elastic joint, a damped soft CC segment, a spherical joint: every path
-    check_against_fd_and_el("mixed", rng)
+@pytest.mark.slow  # ~100 s of compilation on a loaded 2-core machine
+def test_small_mixed_chain_derivatives_match_finite_differences(rng):
+    # rigid link on an elastic, damped joint + damped soft CC segment with elongation
+    check_against_fd_and_el("small", rng, with_el=False)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["rigid", "soft"])
+@pytest.mark.parametrize("kind", ["small", "rigid", "soft", "mixed"])
 def test_derivatives_match_finite_differences_and_el(kind, rng):
     check_against_fd_and_el(kind, rng)
 
@@ -185,30 +211,38 @@ def _coriolis_checks(chain, q, qd, qdd):
     z = jnp.zeros_like(q)
     cqd = (kj.inverse_dynamics_full(chain, q, qd, z, internal=False).tau
            - kj.inverse_dynamics_full(chain, q, z, z, internal=False).tau)
-    ref = taylor_derivatives(lambda t: el.mass_matrix(chain, q + t * qd + 0.5 * t**2 * qdd), 2, jnp.zeros(()))
-    return c, m, cqd, ref
+    return c, m, cqd
 
 
-def check_coriolis(kind, rng):
+@eqx.filter_jit
+def el_mass_derivatives(chain, q, qd, qdd):
+    return taylor_derivatives(lambda t: el.mass_matrix(chain, q + t * qd + 0.5 * t**2 * qdd), 2, jnp.zeros(()))
+
+
+def check_coriolis(kind, rng, with_el=True):
     chain = make_chain(kind, rng)
     q, qd, qdd = rng.uniform(-0.6, 0.6, (3, chain.nq))
-    c, (m, m_d, m_dd), cqd, ref = _coriolis_checks(chain, q, qd, qdd)
+    c, (m, m_d, m_dd), cqd = _coriolis_checks(chain, q, qd, qdd)
     skew = np.asarray(m_d - 2 * c)
     assert np.max(np.abs(skew + skew.T)) < 1e-12 * max(1.0, np.max(np.abs(m_d)))
     assert rel_err(c + c.T, m_d) < 1e-12
     # C q̇ = velocity-product terms of the ID (gravity and internal forces off)
     assert rel_err(c @ qd, cqd) < 1e-11
     # M, Ṁ, M̈ against the EL mass matrix differentiated along q(t) = q + t q̇ + t²/2 q̈
-    for mine, theirs in zip((m, m_d, m_dd), ref):
-        assert rel_err(mine, theirs) < 1e-10
+    if with_el:
+        for mine, theirs in zip((m, m_d, m_dd), el_mass_derivatives(chain, q, qd, qdd)):
+            assert rel_err(mine, theirs) < 1e-10
+    else:  # symmetry and positive definiteness at least
+        assert rel_err(m_dd, m_dd.T) < 1e-14 and np.all(np.linalg.eigvalsh(np.asarray(m)) > 0)
 
 
-def test_mixed_chain_coriolis_matrix_and_mass_matrix_derivatives(rng):
-    check_coriolis("mixed", rng)
+@pytest.mark.slow  # ~150 s of compilation on a loaded 2-core machine
+def test_small_mixed_chain_coriolis_matrix(rng):
+    check_coriolis("small", rng, with_el=False)
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", ["rigid", "soft"])
+@pytest.mark.parametrize("kind", ["small", "rigid", "soft", "mixed"])
 def test_coriolis_matrix_and_mass_matrix_derivatives(kind, rng):
     check_coriolis(kind, rng)
 
@@ -218,10 +252,29 @@ def test_iiwa_second_order_against_el(rng):
     chain = iiwa_like()
     d = [rng.uniform(-1, 1, 7) for _ in range(5)]
     mine = ID_DERIVS(chain, d)
-    path = lambda t: [sum(d[m + j] * t**j / np.prod(range(1, j + 1)) for j in range(5 - m)) for m in range(3)]  # noqa
-    ref = jax.jit(lambda t0: taylor_derivatives(lambda t: el.inverse_dynamics(chain, *path(t)), 2, t0))(0.0)
+    ref = el_derivatives(chain, [jnp.asarray(x) for x in d])
     for a, b in zip(mine, ref):
         assert rel_err(a, b) < 1e-10
+
+
+def test_planar_2r_coriolis_and_mass_derivatives(rng):
+    # textbook 2R: h = −L1 L2 m2 sin q2, C = [[h q̇2, h (q̇1 + q̇2)], [−h q̇1, 0]] (Christoffel arrangement)
+    L1, L2, m1, m2 = rng.uniform(0.3, 2.0, 4)
+    chain = planar_2r(L1, L2, m1, m2, 9.81)
+    q, qd, qdd = rng.uniform(-2, 2, (3, 2))
+    c, (m, m_d, m_dd), cqd = _coriolis_checks(chain, q, qd, qdd)
+    h = -L1 * L2 * m2 * np.sin(q[1])
+    assert rel_err(c, [[h * qd[1], h * (qd[0] + qd[1])], [-h * qd[0], 0.0]]) < 1e-12
+    skew = np.asarray(m_d - 2 * c)
+    assert np.max(np.abs(skew + skew.T)) < 1e-12 * np.max(np.abs(m_d))
+    assert rel_err(c @ qd, cqd) < 1e-12
+    c2, s2 = np.cos(q[1]), np.sin(q[1])
+    a = L1 * L2 * m2
+    assert rel_err(m, [[L1**2 * (m1 + m2) + L2**2 * m2 + 2 * a * c2, L2**2 * m2 + a * c2],
+                       [L2**2 * m2 + a * c2, L2**2 * m2]]) < 1e-12
+    assert rel_err(m_d, -a * s2 * qd[1] * np.array([[2, 1], [1, 0]])) < 1e-12
+    m_dd_ref = (-a * c2 * qd[1] ** 2 - a * s2 * qdd[1]) * np.array([[2, 1], [1, 0]])
+    assert rel_err(m_dd, m_dd_ref) < 1e-12
 
 
 def test_input_validation():
@@ -240,6 +293,7 @@ def test_input_validation():
     with pytest.raises(ValueError, match=r"shape \(2,\)"):
         kj.coriolis_matrix(chain, z, np.zeros(3))
     # extra derivatives are accepted and ignored; a stacked (k, nq) array works too
-    out = kj.inverse_dynamics_derivatives(chain, np.ones((5, 2)), order=0)
-    assert len(out) == 1
-    assert rel_err(out[0], kj.inverse_dynamics(chain, np.ones(2), np.ones(2), np.ones(2))) < 1e-15
+    d = np.ones((5, 2)) * np.array([[0.3], [0.2], [-0.5], [1.0], [2.0]])
+    out = ID_DERIVS(chain, d)
+    assert len(out) == 3
+    assert rel_err(out[0], tau_2r(1.0, 1.0, 1.0, 1.0, 9.81, *d[:3])) < 1e-12
