@@ -68,6 +68,7 @@ def work_coordinates(chain: Chain, q: Config) -> Float[Array, " nu"]:
     return jnp.concatenate([a.work_coordinates(chain, q) for a in chain.actuators])
 
 
+@eqx.filter_jit
 def actuation_matrix(chain: Chain, q: Config) -> Float[Array, "nq nu"]:
     """The matrix ``B(q) = A(q)ᵀ = (∂h/∂q)ᵀ`` mapping inputs to generalized forces, ``Q_a = B u``.
 
@@ -84,6 +85,7 @@ def actuation_matrix(chain: Chain, q: Config) -> Float[Array, "nq nu"]:
     return jax.jacfwd(lambda x: work_coordinates(chain, x))(q).T.reshape(chain.nq, chain.nu)
 
 
+@eqx.filter_jit
 def actuation_force(chain: Chain, q: Config, u: Float[Array, " nu"]) -> Config:
     """Generalized actuation force ``Q_a = A(q)ᵀ u`` by one vector–Jacobian product.
 

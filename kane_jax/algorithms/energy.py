@@ -12,11 +12,13 @@ from .inverse_dynamics import inverse_dynamics, inverse_dynamics_full
 from .kinematics import forward_kinematics
 
 
+@eqx.filter_jit
 def nonlinear_effects(chain: Chain, q: Config, qd: Config) -> Config:
     """``c(q, q̇) + G(q) + ∂U/∂q + D q̇ = ID(q, q̇, 0)``: everything but ``M q̈`` (Pinocchio's ``nle``)."""
     return inverse_dynamics(chain, q, qd, jnp.zeros_like(chain.check_state(qd, "qd")))
 
 
+@eqx.filter_jit
 def generalized_gravity(chain: Chain, q: Config) -> Config:
     """Gravity generalized forces ``G(q) = ∂V_g/∂q`` (no elastic or damping forces)."""
     q = chain.check_state(q, "q")
@@ -24,6 +26,7 @@ def generalized_gravity(chain: Chain, q: Config) -> Config:
     return inverse_dynamics_full(chain, q, z, z, internal=False).tau
 
 
+@eqx.filter_jit
 def kinetic_energy(chain: Chain, q: Config, qd: Config) -> Float[Array, ""]:
     """``T = ½ q̇ᵀ M(q) q̇``, with ``M q̇`` from one inverse-dynamics call (O(N))."""
     q = chain.check_state(q, "q")
@@ -33,6 +36,7 @@ def kinetic_energy(chain: Chain, q: Config, qd: Config) -> Float[Array, ""]:
     return 0.5 * qd @ m_qd
 
 
+@eqx.filter_jit
 def potential_energy(chain: Chain, q: Config, *, gravity: Vec3 | None = None) -> Float[Array, ""]:
     """Gravitational plus elastic energy ``V = −Σ m_i gᵀ p_CoM,i + Σ U_i(q_i)``.
 

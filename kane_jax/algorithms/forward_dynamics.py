@@ -12,6 +12,7 @@ from .inverse_dynamics import inverse_dynamics
 from .mass_matrix import mass_matrix
 
 
+@eqx.filter_jit
 def forward_dynamics(
     chain: Chain, q: Config, qd: Config, tau: Config, *, gravity: Vec3 | None = None,
     tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
@@ -98,6 +99,7 @@ def _tip_wrench(tip_force, tip_torque, dtype) -> Wrench:
     return Wrench(f, t)
 
 
+@eqx.filter_jit
 def inverse_dynamics_full(
     chain: Chain, q: Config, qd: Config, qdd: Config, *, gravity: Vec3 | None = None,
     tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None, internal: bool = True,
@@ -113,6 +115,7 @@ def inverse_dynamics_full(
     return recursion(chain, terms, -g, _tip_wrench(tip_force, tip_torque, terms.rot.dtype))
 
 
+@eqx.filter_jit
 def inverse_dynamics(
     chain: Chain, q: Config, qd: Config, qdd: Config, *, gravity: Vec3 | None = None,
     tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
@@ -11,6 +12,7 @@ from ..chain import Chain
 from ._terms import relative_poses
 
 
+@eqx.filter_jit
 def forward_kinematics(chain: Chain, q: Config) -> Float[Array, "N 4 4"]:
     """World (base-frame) poses of the distal frames ``{S_1} … {S_N}``.
 
@@ -57,11 +59,13 @@ def body_points(chain: Chain, q: Config) -> list[Float[Array, "K 3"]]:
     return out
 
 
+@eqx.filter_jit
 def tip_pose(chain: Chain, q: Config) -> Float[Array, "4 4"]:
     """World pose of the tip frame ``{S_N}``."""
     return forward_kinematics(chain, q)[-1]
 
 
+@eqx.filter_jit
 def tip_jacobian(chain: Chain, q: Config) -> Float[Array, "6 nq"]:
     """Geometric Jacobian of the tip: rows (linear velocity, angular velocity) in the base frame."""
     def pose(x):

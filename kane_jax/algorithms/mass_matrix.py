@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
@@ -11,6 +12,7 @@ from ._terms import chain_terms
 from .inverse_dynamics import Wrench, recursion
 
 
+@eqx.filter_jit
 def mass_matrix(chain: Chain, q: Config) -> Float[Array, "nq nq"]:
     """Generalized mass matrix ``M(q)`` (symmetric positive definite).
 
