@@ -79,7 +79,7 @@ def solve2(a: Float[Array, "n 2 2"], r: Float[Array, "2 n"]) -> tuple[Float[Arra
     scale = jnp.abs(a11 * a22) + jnp.abs(a12 * a21)
     ratio = jnp.abs(det) / jnp.where(scale > 0, scale, 1.0)
     safe = jnp.where(det == 0, 1.0, det)
-    x = jnp.stack([a22 * r[0] - a12 * r[1], a11 * r[1] - a21 * r[0]]) / safe
+    x = jnp.stack([a22 * r[0] - a12 * r[1], a11 * r[1] - a21 * r[0]]) / safe[None]
     return x, ratio
 
 
@@ -120,8 +120,9 @@ def solve_deflections(springs, tau_e, sigma, phi_guess, *, rtol: float = 1e-13, 
 
     def body(state):
         phi, r, k = state
-        step, _ = solve2(decoupling_matrix(springs, phi), r)
-        phi = phi - jnp.where(jnp.isfinite(step), step, 0.0)
+        step, ratio = solve2(decoupling_matrix(springs, phi), r)
+        ok = jnp.isfinite(step) & (ratio > SINGULAR_RATIO)[None]  # no step out of a singular point
+        phi = phi - jnp.where(ok, step, 0.0)
         return phi, residual(phi), k + 1
 
     phi0 = jnp.asarray(phi_guess, dtype=target.dtype)

@@ -122,7 +122,7 @@ def _motor_side(robot, phi, phi_d, q_derivs, y_dd):
                    (jnp.zeros((), phi.dtype),), (jnp.ones((), phi.dtype),))[1]  # D²F[φ̇, φ̇]
     phi_dd, _ = sp.solve2(a, y_dd - curv)
     q, qd, qdd = q_derivs
-    theta, theta_d, theta_dd = phi + q, phi_d + qd, phi_dd + qdd
+    theta, theta_d, theta_dd = phi + q[None], phi_d + qd[None], phi_dd + qdd[None]
     tau_e = jnp.stack([robot.spring1(phi[0]), robot.spring2(phi[1])])
     torque = robot.motor_inertia * theta_dd + robot.motor_damping * theta_d + tau_e
     return torque, theta, theta_d, theta_dd
@@ -248,7 +248,7 @@ def vsa_state(q, theta, qd, theta_d):
 def vsa_dynamics(robot: VSARobot, y, tau1, tau2):
     """Time derivative of the ``6n`` state under motor torques ``τ_1, τ_2`` (eqs. 5a–5c)."""
     q, theta, qd, theta_d = split_state(robot, y)
-    phi = theta - q
+    phi = theta - q[None]
     tau_e = jnp.stack([robot.spring1(phi[0]), robot.spring2(phi[1])])
     qdd = forward_dynamics(robot.chain, q, qd, tau_e[0] + tau_e[1])
     theta_dd = (jnp.stack([tau1, tau2]) - robot.motor_damping * theta_d - tau_e) / robot.motor_inertia

@@ -64,7 +64,7 @@ def vsa_feedback_linearization(robot: VSARobot, state, q_ref, sigma_ref, *, gain
     sigma_ref = _checks.as_float_array(sigma_ref, "sigma_ref", (3, n))
     kq = _gains(gains_q, "gains_q", 4, n)
     ks = _gains(gains_sigma, "gains_sigma", 2, n)
-    phi, phi_d = theta - q, theta_d - qd
+    phi, phi_d = theta - q[None], theta_d - qd[None]
     y, y_d = jax.jvp(lambda x: sp.task_map(robot.springs, x), (phi,), (phi_d,))  # eqs. 6, 11, 17, 18
     qdd = forward_dynamics(robot.chain, q, qd, y[0])  # eq. 34
     q3 = link_jerk(robot, q, qd, qdd, y_d[0])  # eq. 35
@@ -79,7 +79,7 @@ def vsa_feedback_linearization(robot: VSARobot, state, q_ref, sigma_ref, *, gain
 def vsa_output_derivatives(robot: VSARobot, state):
     """Actual ``(q, q̇, q̈, q⃛)`` ``(4, n)`` and ``(σ, σ̇)`` ``(2, n)`` implied by a state (eqs. 17–18, 34–35)."""
     q, theta, qd, theta_d = split_state(robot, state)
-    phi, phi_d = theta - q, theta_d - qd
+    phi, phi_d = theta - q[None], theta_d - qd[None]
     y, y_d = jax.jvp(lambda x: sp.task_map(robot.springs, x), (phi,), (phi_d,))
     qdd = forward_dynamics(robot.chain, q, qd, y[0])
     q3 = link_jerk(robot, q, qd, qdd, y_d[0])

@@ -159,7 +159,7 @@ def run(t1: float | None = None, out_dir: str | os.PathLike | None = None, *, n_
     if verify:
         def controller(t, y):
             qd_t, s_t = references(t[None], SIGMA_MIN, SIGMA_MAX)
-            phi = y[3:9].reshape(2, 3) - y[:3]  # current deflections warm-start Newton
+            phi = y[3:9].reshape(2, 3) - y[None, :3]  # current deflections warm-start Newton
             r = vsa_inverse_dynamics(robot, qd_t[0], s_t[0], phi_guess=phi, check=False)
             return r.tau1, r.tau2
 

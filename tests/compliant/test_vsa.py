@@ -48,14 +48,15 @@ def test_task_errors():
     phi = 0.1
     sigma = np.array([2 * K + 6 * KC * phi**2])
     with pytest.raises(TaskError, match="singular"):
-        sol = solve_deflections(springs, jnp.array([0.0]), jnp.asarray(sigma), np.array([[phi], [phi]]))
+        tau_e = jnp.array([2 * (K * phi + KC * phi**3)])
+        sol = solve_deflections(springs, tau_e, jnp.asarray(sigma), np.array([[phi], [phi]]))
         from kane_jax.compliant.springs import raise_if_failed
         raise_if_failed(sol, "test")
     assert isinstance(TaskError("x"), ValueError)
     with pytest.raises(ValueError, match="sigma_derivs"):
         vsa_inverse_dynamics(robot, zero, (np.array([900.0]),))
     with pytest.raises(ValueError, match="joint by joint"):
-        VSARobot(robot.chain, 1.0, 0.0, lambda p: p + p.sum())
+        VSARobot(vsa_3dof().chain, 1.0, 0.0, lambda p: p + p.sum())
     with pytest.raises(ValueError, match="gains|poles"):
         hurwitz_gains([-1.0, 0.5])
 
@@ -93,7 +94,7 @@ def _open_loop_errors(t1):
 
     def controller(t, y):  # exact τ_d(t); the simulated deflections only warm-start the Newton search
         qd_t, s_t = references(t[None], 850.0, 1275.0)
-        r = vsa_inverse_dynamics(robot, qd_t[0], s_t[0], phi_guess=y[3:9].reshape(2, 3) - y[:3], check=False)
+        r = vsa_inverse_dynamics(robot, qd_t[0], s_t[0], phi_guess=y[3:9].reshape(2, 3) - y[None, :3], check=False)
         return r.tau1, r.tau2
 
     y0 = vsa_state(q[0, 0], res.theta[0], q[0, 1], res.theta_d[0])
