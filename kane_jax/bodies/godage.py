@@ -33,7 +33,8 @@ from .quadrature import rod_rule
 from .spatial_cc import arc_frame
 
 ACTUATOR_ANGLES = tuple(2 * np.pi * j / 3 for j in range(3))  # α_j, from +y towards +z
-_BEND = np.stack([np.sin(ACTUATOR_ANGLES), -np.cos(ACTUATOR_ANGLES)]) * (2.0 / 3.0)  # (2, 3), times 1/r
+_S = np.sqrt(3.0) / 3.0  # (2/3)·(√3/2)
+_BEND = np.array([[0.0, _S, -_S], [-2.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]])  # (2/3)(sin α_j, −cos α_j); θ = _BEND q / r
 
 
 class GodageSection(AbstractSoftBody):
@@ -89,8 +90,10 @@ class GodageSection(AbstractSoftBody):
 
     def arc_parameters(self, q: Config) -> tuple[Array, Array, Array]:
         """``(θ_y, θ_z, ℓ)``: tip rotation vector components [rad] and backbone length [m]."""
-        bend = jnp.asarray(_BEND, dtype=q.dtype) @ q / self.radius
-        return bend[0], bend[1], self.length + jnp.mean(q)
+        # = _BEND @ q / r, written so that equal lengths cancel exactly (θ = 0 to the last bit)
+        theta_y = _S * (q[1] - q[2]) / self.radius
+        theta_z = ((q[1] + q[2]) - 2 * q[0]) / (3 * self.radius)
+        return theta_y, theta_z, self.length + jnp.mean(q)
 
     def actuator_lengths(self, q: Config) -> Float[Array, " 3"]:
         """Current actuator lengths ``L + l_j`` [m] (also the fibre lengths of the arc at the actuators)."""
