@@ -104,10 +104,13 @@ def time_call(fn: Callable[[], Any], *, repeats: int = 7, min_time: float = 0.05
     """
     call = (lambda: _block(fn())) if block else fn
     call()  # warm-up
-    t0 = time.perf_counter()
-    call()
-    one = max(time.perf_counter() - t0, 1e-7)
-    number = int(min(max_number, max(1, min_time / one)))
+    if min_time > 0:
+        t0 = time.perf_counter()
+        call()
+        one = max(time.perf_counter() - t0, 1e-7)
+        number = int(min(max_number, max(1, min_time / one)))
+    else:  # long calls (simulations): one call per repeat
+        number = 1
     per = []
     for _ in range(repeats):
         t0 = time.perf_counter()

@@ -106,7 +106,7 @@ def main(argv=None) -> int:
     horizon = 0.0005 if quick else 1.0
     sim_batch, sim_batch_horizon = (None, None) if quick else (16, 0.05)
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
-    skw = dict(repeats=1 if quick else 3, min_time=0.0)
+    skw = dict(repeats=1 if quick else 2, min_time=0.0)
     name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "")
     rep = C.Report(name, args, C.conditions("float64", ["soromox", "diffrax"]),
                    f"SoRoMoX PCS robot (L = {LENGTH} m, r = {RADIUS} m, ρ = {DENSITY} kg/m³, E = {YOUNG:g} Pa, "
