@@ -104,6 +104,7 @@ def _open_loop_errors(t1):
     return float(jnp.max(jnp.abs(ys[:, :3] - q[:, 0]))), float(jnp.max(jnp.abs(sig_sim - sig[:, 0])))
 
 
+@pytest.mark.slow  # ~95 s (mostly compilation) on the loaded 2-core machine
 def test_open_loop_simulation_reproduces_references_short():
     # the first 1.5 s of the 4 s task (the part with the largest accelerations)
     err_q, err_sigma = _open_loop_errors(1.5)
@@ -126,12 +127,12 @@ def _companion(k):
 
 def _fl_errors(t1, n_t=21):
     robot = vsa_3dof()
-    kq = hurwitz_gains([-4.0, -5.0, -6.0, -7.0])
-    ks = hurwitz_gains([-8.0, -9.0])
+    kq = hurwitz_gains([-8.0, -10.0, -12.0, -14.0])
+    ks = hurwitz_gains([-15.0, -20.0])
     ts = jnp.linspace(0.0, t1, n_t)
     q, sig = references(ts, 850.0, 1275.0)
     res = vsa_inverse_dynamics_trajectory(robot, q[:1], sig[:1])
-    y0 = vsa_state(q[0, 0] + jnp.array([0.02, -0.03, 0.01]), res.theta[0] + 0.01, q[0, 1], res.theta_d[0])
+    y0 = vsa_state(q[0, 0] + jnp.array([0.01, -0.01, 0.005]), res.theta[0] + 0.002, q[0, 1], res.theta_d[0])
 
     def controller(t, y):
         qd_t, s_t = references(t[None], 850.0, 1275.0)
@@ -147,10 +148,14 @@ def _fl_errors(t1, n_t=21):
     return e_q, pred_q, e_s, pred_s
 
 
+@pytest.mark.slow  # ~130 s (mostly compilation) on the loaded 2-core machine
 def test_feedback_linearization_error_dynamics():
     # closed loop: e⁗ + K3 e⃛ + K2 ë + K1 ė + K0 e = 0 and ë_σ + Kσ1 ė_σ + Kσ0 e_σ = 0 exactly
     e_q, pred_q, e_s, pred_s = _fl_errors(1.0)
-    assert np.max(np.abs(e_q[0, 0])) > 0.009 and np.max(np.abs(e_s[0, 0])) > 1.0  # a real perturbation
-    np.testing.assert_allclose(e_q[:, 0], pred_q[:, 0], atol=1e-7 * np.max(np.abs(e_q[:, 0])) + 1e-10)
+    assert np.max(np.abs(e_q[0, 0])) > 0.004 and np.max(np.abs(e_s[0, 0])) > 0.1  # a real perturbation
+    # the simulated errors follow the predicted linear error dynamics (1e-7 of their peak) ...
+    np.testing.assert_allclose(e_q[:, 0], pred_q[:, 0], atol=1e-7 * np.max(np.abs(e_q[:, 0])))
     np.testing.assert_allclose(e_s[:, 0], pred_s[:, 0], atol=1e-7 * np.max(np.abs(e_s[:, 0])))
-    assert np.max(np.abs(e_q[-1, 0])) < 0.1 * np.max(np.abs(e_q[0, 0]))
+    # ... and decay: after 1 s (8 time constants of the slowest pole) below 1e-2 of their peak
+    assert np.max(np.abs(e_q[-1, 0])) < 1e-2 * np.max(np.abs(e_q[:, 0]))
+    assert np.max(np.abs(e_s[-1, 0])) < 1e-2 * np.max(np.abs(e_s[:, 0]))
