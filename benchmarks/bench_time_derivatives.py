@@ -109,7 +109,7 @@ def main():
     rows.append(("VSA-3DoF ID, sequential scan over 1024 instants, per instant", t, c, 1e-4,
                  "generated C, 10–100 µs [001]"))
 
-    print(f"\n| case | time | compile | paper | ratio paper/ours |\n|---|---|---|---|---|")
+    print("\n| case | time | compile | paper | ratio paper/ours |\n|---|---|---|---|---|")
     for name, t, c, ref, ref_name in rows:
         ratio = f"{ref / t:.0f}× ({ref_name})" if ref else "—"
         paper = f"{ref * 1e6:.0f} µs" if ref else "—"

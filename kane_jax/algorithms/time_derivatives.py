@@ -12,8 +12,9 @@ differentiates whatever the recursion computes, internal visco-elastic forces in
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from math import factorial
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import jax
 import jax.numpy as jnp

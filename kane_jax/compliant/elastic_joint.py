@@ -12,7 +12,8 @@ State vector (``4n``): ``y = (q, θ, q̇, θ̇)``.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import equinox as eqx
 import jax.numpy as jnp

@@ -8,7 +8,8 @@ forward-mode derivative along the all-ones direction.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -39,7 +40,8 @@ class CubicSpring(eqx.Module):
         if n is not None:
             k, kc = jnp.broadcast_to(k, (n,)), jnp.broadcast_to(kc, (n,))
         if k.ndim != 1 or kc.shape != k.shape:
-            raise ValueError(f"`stiffness` and `cubic` must be vectors of one shape (n,), got {k.shape} and {kc.shape}.")
+            raise ValueError(
+                f"`stiffness` and `cubic` must be vectors of one shape (n,), got {k.shape} and {kc.shape}.")
         _checks.positive(k, "stiffness")
         _checks.nonnegative(kc, "cubic")
         self.stiffness, self.cubic = k, kc

@@ -14,7 +14,8 @@ State vector (length ``6n``): ``y = (q, θ1, θ2, q̇, θ̇1, θ̇2)``.
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -51,7 +52,8 @@ def _check_spring(fn, name: str, n: int) -> None:
     phi = jnp.asarray(np.random.default_rng(0).uniform(-0.2, 0.2, n))
     jac = np.asarray(jax.jacfwd(fn)(phi))
     if np.any(np.abs(jac - np.diag(np.diag(jac))) > 1e-12 * (1 + np.abs(jac).max())):
-        raise ValueError(f"`{name}` must act joint by joint (output i depends on φ_i only); its Jacobian is not diagonal.")
+        raise ValueError(
+            f"`{name}` must act joint by joint (output i depends on φ_i only); its Jacobian is not diagonal.")
 
 
 class VSARobot(eqx.Module):

@@ -9,7 +9,7 @@ loop is linear: ``e_q⁗ + K3 e_q⃛ + K2 ë_q + K1 ė_q + K0 e_q = 0`` and ``ë
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp

@@ -106,7 +106,7 @@ def _plot(ts, q, sig, res, const, out: Path) -> list[str]:
     ax.legend()
     save(fig, "fig3_elastic_torque.png")
     fig, ax = plt.subplots(1, 2, figsize=(10, 3.6))
-    for (sigma, r), st in zip(const.items(), (dict(color="k", ls="-"), dict(color="r", ls="--"))):
+    for (sigma, r), st in zip(const.items(), (dict(color="k", ls="-"), dict(color="r", ls="--")), strict=True):
         ax[0].plot(ts, r.tau1[:, 0], label=f"σ = {sigma:g}", **st)
         ax[1].plot(ts, r.tau2[:, 0], label=f"σ = {sigma:g}", **st)
     ax[0].set(xlabel="t [s]", ylabel="τ_d1,1 [N m]", title="Fig. 4: joint 1, motor 1, constant σ")

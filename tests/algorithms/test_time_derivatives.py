@@ -16,7 +16,6 @@ import kane_jax as kj
 from kane_jax.algorithms.time_derivatives import taylor_derivatives, taylor_path
 from kane_jax.models import iiwa_like, planar_2r
 
-
 ID_DERIVS = eqx.filter_jit(lambda chain, d: kj.inverse_dynamics_derivatives(chain, d, order=2))
 
 
@@ -188,7 +187,7 @@ def check_against_fd_and_el(kind, rng, with_el=True):
     assert rel_err(tau_dd, fd2) < 1e-6
     if with_el:  # Euler–Lagrange reference differentiated in time by nested jvp: exact to round-off
         ref = el_derivatives(chain, [x(jnp.asarray(0.37)) for x in trajectory_derivs(params)])
-        for mine, theirs in zip((tau, tau_d, tau_dd), ref):
+        for mine, theirs in zip((tau, tau_d, tau_dd), ref, strict=True):
             assert rel_err(mine, theirs) < 1e-10
 
 
@@ -230,7 +229,7 @@ def check_coriolis(kind, rng, with_el=True):
     assert rel_err(c @ qd, cqd) < 1e-11
     # M, Ṁ, M̈ against the EL mass matrix differentiated along q(t) = q + t q̇ + t²/2 q̈
     if with_el:
-        for mine, theirs in zip((m, m_d, m_dd), el_mass_derivatives(chain, q, qd, qdd)):
+        for mine, theirs in zip((m, m_d, m_dd), el_mass_derivatives(chain, q, qd, qdd), strict=True):
             assert rel_err(mine, theirs) < 1e-10
     else:  # symmetry and positive definiteness at least
         assert rel_err(m_dd, m_dd.T) < 1e-14 and np.all(np.linalg.eigvalsh(np.asarray(m)) > 0)
@@ -253,7 +252,7 @@ def test_iiwa_second_order_against_el(rng):
     d = [rng.uniform(-1, 1, 7) for _ in range(5)]
     mine = ID_DERIVS(chain, d)
     ref = el_derivatives(chain, [jnp.asarray(x) for x in d])
-    for a, b in zip(mine, ref):
+    for a, b in zip(mine, ref, strict=True):
         assert rel_err(a, b) < 1e-10
 
 

@@ -6,8 +6,12 @@ import numpy as np
 import pytest
 
 import kane_jax as kj
-from kane_jax.compliant import (ElasticJointRobot, elastic_joint_dynamics, elastic_joint_inverse_dynamics,
-                                simulate_elastic_joint)
+from kane_jax.compliant import (
+    ElasticJointRobot,
+    elastic_joint_dynamics,
+    elastic_joint_inverse_dynamics,
+    simulate_elastic_joint,
+)
 from kane_jax.models import planar_2r
 
 M, L, G = 1.3, 0.7, 9.81

@@ -1,7 +1,6 @@
 """VSA robots (paper ``001_…``): spring algebra, inverse dynamics checked by forward simulation,
 feedback linearization checked against the linear error dynamics it must produce."""
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -9,9 +8,19 @@ import pytest
 import scipy.linalg
 
 import kane_jax as kj
-from kane_jax.compliant import (CubicSpring, TaskError, VSARobot, hurwitz_gains, simulate_vsa, solve_deflections,
-                                vsa_feedback_linearization, vsa_inverse_dynamics, vsa_inverse_dynamics_trajectory,
-                                vsa_output_derivatives, vsa_state)
+from kane_jax.compliant import (
+    CubicSpring,
+    TaskError,
+    VSARobot,
+    hurwitz_gains,
+    simulate_vsa,
+    solve_deflections,
+    vsa_feedback_linearization,
+    vsa_inverse_dynamics,
+    vsa_inverse_dynamics_trajectory,
+    vsa_output_derivatives,
+    vsa_state,
+)
 from kane_jax.compliant.springs import decoupling_matrix, task_map
 from kane_jax.models import vsa_3dof
 from kane_jax.scenarios.vsa_3dof import DURATION, references
