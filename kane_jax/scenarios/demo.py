@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import time
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -41,11 +43,19 @@ def make_chain() -> Chain:
                  gravity=(0.0, -9.81, 0.0), actuators=[JointMotor([0])])
 
 
-class SwingUp:
-    """PD law on the motor with a smooth (cosine) ramp of the goal angle."""
+class SwingUp(eqx.Module):
+    """PD law on the motor with a smooth (cosine) ramp of the goal angle (array fields: traced, so a
+    new instance with other gains does not recompile, and ``jax.grad`` reaches the gains)."""
+
+    start: jax.Array
+    goal: jax.Array
+    duration: jax.Array
+    kp: jax.Array
+    kd: jax.Array
 
     def __init__(self, start=-np.pi / 2, goal=np.pi / 6, duration=1.5, kp=60.0, kd=6.0):
-        self.start, self.goal, self.duration, self.kp, self.kd = start, goal, duration, kp, kd
+        self.start, self.goal, self.duration, self.kp, self.kd = (jnp.asarray(x, dtype=float) for x in
+                                                                  (start, goal, duration, kp, kd))
 
     def __call__(self, t, q, qd):
         s = jnp.clip(t / self.duration, 0.0, 1.0)

@@ -278,7 +278,7 @@ def simulate(
         _check_law(_control_law(control, size, dtype), size, chain.nq, dtype)
     slv = _solver(solver)
     if adaptive:
-        tolerances = (float(rtol), float(atol))
+        tolerances = (jnp.asarray(rtol, dtype=dtype), jnp.asarray(atol, dtype=dtype))  # traced: no recompile
     else:
         if dt0 is None:
             raise ValueError("`dt0` must be given when `adaptive=False`.")

@@ -1,0 +1,143 @@
+"""simulate(): energy conservation, convergence to the Newton equilibrium, vmap, gradients, failures.
+
+One small hybrid chain (revolute rigid link + planar constant-curvature soft body, nq = 2) is used
+throughout so that the compiled solves are shared between tests (tolerances are traced).
+"""
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import kane_jax as kj
+
+
+def hybrid(damping=0.0, joint_damping=0.0):
+    link = kj.RigidBody(0.3, com=(0.1, 0.0, 0.0), inertia=jnp.diag(jnp.array([1e-4, 1e-3, 1e-3])),
+                        tip=jnp.eye(4).at[0, 3].set(0.2))
+    soft = kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 2e5, damping, order=3, n_radial=1, n_angular=3)
+    joint = kj.Revolute((0.0, 0.0, 1.0), stiffness=0.5, damping=joint_damping)
+    return kj.Chain([(joint, link), (kj.Fixed(), soft)], gravity=(0.0, -9.81, 0.0))
+
+
+Q0 = jnp.array([-1.2, 0.6])
+ZERO = jnp.zeros(2)
+
+
+def energy(chain, q, qd):
+    return kj.kinetic_energy(chain, q, qd) + kj.potential_energy(chain, q)
+
+
+def test_energy_conserved_without_damping_or_input():
+    # reference: the initial total energy (T + V_gravity + U_elastic), an exact invariant
+    chain = hybrid()
+    traj = kj.simulate(chain, Q0, ZERO, 5.0, rtol=1e-10, atol=1e-12, n_save=51)
+    e = jax.vmap(lambda q, qd: energy(chain, q, qd))(traj.q, traj.qd)
+    drift = float(jnp.max(jnp.abs(e - e[0])) / jnp.abs(e[0]))
+    assert bool(traj.success)
+    assert drift < 1e-6, drift
+    # the motion is not trivial: the link swings through more than 0.2 rad
+    assert float(jnp.ptp(traj.q[:, 0])) > 0.2
+
+
+def newton_equilibrium(chain, u, q):
+    # independent statics: Newton on ID(q, 0, 0) = u with the Jacobian by jax.jacfwd (003 eq. 55)
+    res = eqx.filter_jit(lambda c, x: kj.inverse_dynamics(c, x, jnp.zeros_like(x), jnp.zeros_like(x)) - u)
+    jac = eqx.filter_jit(jax.jacfwd(lambda x, c: kj.inverse_dynamics(c, x, jnp.zeros_like(x), jnp.zeros_like(x))))
+    for _ in range(30):
+        r = res(chain, q)
+        q = q - jnp.linalg.solve(jac(q, chain), r)
+        if float(jnp.max(jnp.abs(r))) < 1e-13:
+            break
+    return q, float(jnp.max(jnp.abs(res(chain, q))))
+
+
+def test_damped_arm_converges_to_newton_equilibrium():
+    chain = hybrid(damping=0.3, joint_damping=0.3)
+    u = jnp.array([0.3, -0.02])  # constant generalized forces (chain without actuators)
+    traj = kj.simulate(chain, Q0, ZERO, 8.0, control=u, rtol=1e-10, atol=1e-12, n_save=51)
+    q_eq, residual = newton_equilibrium(chain, u, traj.q[-1])
+    assert residual < 1e-12
+    np.testing.assert_allclose(traj.q[-1], q_eq, atol=1e-6)
+    np.testing.assert_allclose(traj.qd[-1], 0.0, atol=1e-5)
+    np.testing.assert_allclose(traj.u, jnp.broadcast_to(u, traj.u.shape), rtol=0, atol=0)
+    # it actually moved there from far away
+    assert float(jnp.max(jnp.abs(traj.q[0] - q_eq))) > 0.3
+
+
+def test_gradient_through_solve_matches_finite_differences():
+    chain = hybrid(damping=0.3, joint_damping=0.3)
+
+    def loss(u, q0):
+        traj = kj.simulate(chain, q0, ZERO, 0.4, control=u, rtol=1e-10, atol=1e-12, n_save=5)
+        return jnp.sum(traj.q[-1] ** 2) + 0.1 * jnp.sum(traj.qd[-1])
+
+    u = jnp.array([0.3, -0.02])
+    gu, gq = jax.grad(loss, argnums=(0, 1))(u, Q0)
+    eps = 1e-5
+    for x, g, arg in ((u, gu, 0), (Q0, gq, 1)):
+        fd = []
+        for k in range(2):
+            e = jnp.zeros(2).at[k].set(eps)
+            args_p = [u, Q0]
+            args_m = [u, Q0]
+            args_p[arg] = x + e
+            args_m[arg] = x - e
+            fd.append((loss(*args_p) - loss(*args_m)) / (2 * eps))
+        # central differences: O(eps²) truncation plus solver noise ~ rtol/eps
+        np.testing.assert_allclose(g, np.array(fd), rtol=1e-5, atol=1e-7)
+
+
+def test_vmap_and_jit_over_initial_states_match_single_solves():
+    chain = hybrid()
+    q0s = jnp.stack([Q0, Q0 * 0.5])
+    batched = eqx.filter_jit(jax.vmap(lambda q0: kj.simulate(chain, q0, ZERO, 0.5, rtol=1e-10, atol=1e-12,
+                                                             n_save=5)))(q0s)
+    for b in range(2):
+        single = kj.simulate(chain, q0s[b], ZERO, 0.5, rtol=1e-10, atol=1e-12, n_save=5)
+        np.testing.assert_allclose(batched.q[b], single.q, atol=1e-9)
+    assert batched.q.shape == (2, 5, 2)
+
+
+def test_feedback_law_and_time_law_match_constant_input():
+    # u(t) and u(t, q, qd) returning the same constant give the same trajectory as the constant
+    chain = hybrid(damping=0.3, joint_damping=0.3)
+    u = jnp.array([0.3, -0.02])
+    ref = kj.simulate(chain, Q0, ZERO, 0.3, control=u, rtol=1e-10, atol=1e-12, n_save=5)
+    by_time = kj.simulate(chain, Q0, ZERO, 0.3, control=lambda t: u + 0.0 * t, rtol=1e-10, atol=1e-12, n_save=5)
+    np.testing.assert_allclose(by_time.q, ref.q, atol=1e-12)
+    np.testing.assert_allclose(by_time.u, ref.u, atol=0)
+
+
+@pytest.mark.slow  # the implicit solvers compile a Jacobian of the whole vector field (~1 min)
+def test_implicit_solvers_agree_with_tsit5():
+    chain = hybrid(damping=0.3, joint_damping=0.3)
+    ref = kj.simulate(chain, Q0, ZERO, 0.2, rtol=1e-10, atol=1e-12, n_save=3)
+    for name in ("kvaerno5", "kencarp4"):
+        traj = kj.simulate(chain, Q0, ZERO, 0.2, solver=name, rtol=1e-8, atol=1e-10, n_save=3)
+        # both solves are accurate to ~tolerance; the difference is a global error of a few × 1e-7
+        np.testing.assert_allclose(traj.q, ref.q, atol=1e-6)
+
+
+def test_failure_surfaces_through_result_not_nan():
+    chain = hybrid()
+    traj = kj.simulate(chain, Q0, ZERO, 5.0, max_steps=3, throw=False, n_save=3)
+    assert traj.result == diffrax.RESULTS.max_steps_reached
+    assert not bool(traj.success)
+    assert "max_steps" in traj.message
+    with pytest.raises(Exception, match="max_steps"):
+        kj.simulate(chain, Q0, ZERO, 5.0, max_steps=3, n_save=3)
+
+
+def test_bad_arguments_raise():
+    chain = hybrid()
+    with pytest.raises(ValueError, match="q0"):
+        kj.simulate(chain, jnp.zeros(3), ZERO, 1.0)
+    with pytest.raises(ValueError, match="t1"):
+        kj.simulate(chain, Q0, ZERO, -1.0)
+    with pytest.raises(ValueError, match="solver"):
+        kj.simulate(chain, Q0, ZERO, 1.0, solver="euler-forward")
+    with pytest.raises(ValueError, match="control"):
+        kj.simulate(chain, Q0, ZERO, 1.0, control=jnp.ones(5))
