@@ -64,9 +64,11 @@ from .joints import Prismatic as Prismatic
 from .joints import Revolute as Revolute
 from .joints import Spherical as Spherical
 from .joints import Universal as Universal
+from . import compliant as compliant
 from . import control as control
 from . import identification as identification
 from . import optimize as optimize
+from . import models as models
 from .batch import batch_mesh as batch_mesh
 from .batch import batch_simulate as batch_simulate
 from .statics import Equilibrium as Equilibrium
