@@ -1,0 +1,175 @@
+"""Direct transcription with the inverse dynamics (the ID formulation of Ferrolho et al. 2021).
+
+Decision variables at ``K + 1`` knots ``t_k = k h``: configurations ``q_k``, velocities ``v_k``,
+accelerations ``a_k`` and inputs ``u_k`` (``q_0``, ``v_0`` fixed). The acceleration is piecewise
+linear in time, so the kinematic defects are integrated exactly (a cubic spline in ``q``):
+
+    ``q_{k+1} − q_k − h v_k − h²/6 (2 a_k + a_{k+1}) = 0``,   ``v_{k+1} − v_k − h/2 (a_k + a_{k+1}) = 0``,
+
+and the dynamics is imposed at every knot through the recursive ID — no mass-matrix inverse:
+
+    ``ID(q_k, v_k, a_k) − A(q_k)ᵀ u_k = 0``                                        (000_… Alg. 2)
+
+plus user terminal constraints ``g(q_K, v_K) = 0``. The cost is a sum of squares ``½|r(z)|²``
+(default: the effort ``h Σ |u_k|²``). The problem is solved by an augmented Lagrangian: each outer
+iteration minimizes ``½|r|² + ½ρ|c + λ/ρ|²`` with optimistix's Levenberg–Marquardt (or an optax
+optimizer), then updates ``λ ← λ + ρ c`` and raises ``ρ`` when the violation stalls.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import optax
+import optimistix as optx
+
+from .._types import Array, Config
+from ..actuation._base import actuation_force
+from ..algorithms.inverse_dynamics import inverse_dynamics
+from ..chain import Chain
+
+
+class Knots(NamedTuple):
+    """Decision variables: ``q, v, a`` of shape ``(K + 1, nq)`` and ``u`` of shape ``(K + 1, m)``."""
+
+    q: Array
+    v: Array
+    a: Array
+    u: Array
+
+
+class CollocationResult(NamedTuple):
+    """Solution, cost and maximum constraint violation after each outer iteration (index 0: guess)."""
+
+    knots: Knots
+    ts: Array
+    cost: Array
+    violation: Array
+    multipliers: Array
+
+
+def _free(z: Knots) -> tuple:
+    return z.q[1:], z.v[1:], z.a, z.u
+
+
+def constraints(chain: Chain, z: Knots, h, terminal: Callable | None) -> Array:
+    """All equality constraints stacked: kinematic defects, ID dynamics at the knots, terminal."""
+    q, v, a, u = z
+    dq = q[1:] - q[:-1] - h * v[:-1] - h**2 / 6 * (2 * a[:-1] + a[1:])
+    dv = v[1:] - v[:-1] - h / 2 * (a[:-1] + a[1:])
+
+    def dyn(qk, vk, ak, uk):
+        force = uk if chain.nu == 0 else actuation_force(chain, qk, uk)
+        return inverse_dynamics(chain, qk, vk, ak) - force
+
+    parts = [dq.ravel(), dv.ravel(), jax.vmap(dyn)(q, v, a, u).ravel()]
+    if terminal is not None:
+        parts.append(jnp.ravel(terminal(q[-1], v[-1])))
+    return jnp.concatenate(parts)
+
+
+def effort_residuals(z: Knots, h) -> Array:
+    """``√h u_k`` (trapezoid weights at the ends): ``½|r|²`` approximates ``½ ∫ |u|² dt``."""
+    w = jnp.full((z.u.shape[0], 1), h).at[jnp.array([0, -1])].multiply(0.5)
+    return (jnp.sqrt(w) * z.u).ravel()
+
+
+def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: Callable | None = None,
+               residuals: Callable | None = None, guess: Knots | None = None, outer: int = 8,
+               inner_steps: int = 60, rho: float = 10.0, rho_growth: float = 10.0, tol: float = 1e-8,
+               inner: optax.GradientTransformation | None = None) -> CollocationResult:
+    """Solve a trajectory optimization problem by direct transcription with the ID.
+
+    Arguments:
+        chain: the chain. q0, qd0: fixed initial state ``(nq,)``. t1: horizon [s].
+        n_intervals: ``K`` (``K + 1`` knots, step ``h = t1 / K``).
+        terminal: ``g(q_K, v_K) -> array`` of terminal equality constraints (e.g. tip position
+            minus target and the final velocity), or None.
+        residuals: ``r(knots, h) -> (n,)`` cost residuals (cost ``½|r|²``); default
+            :func:`effort_residuals`.
+        guess: initial :class:`Knots` (``q_0, v_0`` are overwritten); default: rest at ``q0``,
+            zero inputs.
+        outer: augmented-Lagrangian iterations. inner_steps: iterations per inner solve.
+        rho, rho_growth: initial penalty and its growth when the violation does not fall by 4×.
+        tol: stop when the maximum constraint violation is below ``tol``.
+        inner: None for Levenberg–Marquardt (optimistix) on the least-squares form, or an optax
+            optimizer (e.g. ``optax.lbfgs()``) run for ``inner_steps``.
+
+    Returns:
+        :class:`CollocationResult` with the knots, times, and per outer iteration the cost
+        ``½|r|²`` and the maximum absolute constraint violation.
+
+    Raises:
+        ValueError: wrong shapes, ``n_intervals < 2``, non-positive horizon or penalty.
+    """
+    q0 = chain.check_state(q0, "q0")
+    qd0 = chain.check_state(qd0, "qd0")
+    if not isinstance(n_intervals, int) or n_intervals < 2:
+        raise ValueError(f"`n_intervals` must be an int >= 2, got {n_intervals!r}.")
+    if not float(t1) > 0 or not rho > 0 or not rho_growth >= 1:
+        raise ValueError(f"need t1 > 0, rho > 0, rho_growth >= 1; got {t1}, {rho}, {rho_growth}.")
+    k1, size = n_intervals + 1, (chain.nu or chain.nq)
+    h = float(t1) / n_intervals
+    if guess is None:
+        zeros = jnp.zeros((k1, chain.nq), dtype=q0.dtype)
+        guess = Knots(jnp.tile(q0, (k1, 1)), zeros, zeros, jnp.zeros((k1, size), dtype=q0.dtype))
+    shapes = ((k1, chain.nq),) * 3 + ((k1, size),)
+    if tuple(x.shape for x in guess) != shapes:
+        raise ValueError(f"`guess` must be Knots with shapes {shapes}, got {tuple(x.shape for x in guess)}.")
+    guess = guess._replace(q=guess.q.at[0].set(q0), v=guess.v.at[0].set(qd0))
+    residuals = effort_residuals if residuals is None else residuals
+
+    def unpack(free):
+        qf, vf, a, u = free
+        return Knots(jnp.concatenate([q0[None], qf]), jnp.concatenate([qd0[None], vf]), a, u)
+
+    def al_residual(free, args):
+        lam, rho_ = args
+        z = unpack(free)
+        c = constraints(chain, z, h, terminal)
+        return jnp.concatenate([residuals(z, h), jnp.sqrt(rho_) * (c + lam / rho_)])
+
+    @eqx.filter_jit
+    def inner_solve(free, lam, rho_):
+        if inner is None:
+            solver = optx.LevenbergMarquardt(rtol=1e-12, atol=1e-12)
+            sol = optx.least_squares(al_residual, solver, free, (lam, rho_), max_steps=inner_steps, throw=False)
+            free = sol.value
+        else:
+            f = lambda x: 0.5 * jnp.sum(al_residual(x, (lam, rho_)) ** 2)
+            value_and_grad = optax.value_and_grad_from_state(f)
+            state = inner.init(free)
+
+            def body(carry, _):
+                x, st = carry
+                value, grad = value_and_grad(x, state=st)
+                upd, st = inner.update(grad, st, x, value=value, grad=grad, value_fn=f)
+                return (optax.apply_updates(x, upd), st), None
+
+            (free, _), _ = jax.lax.scan(body, (free, state), None, length=inner_steps)
+        z = unpack(free)
+        c = constraints(chain, z, h, terminal)
+        return free, c, 0.5 * jnp.sum(residuals(z, h) ** 2)
+
+    free = _free(guess)
+    z0 = unpack(free)
+    c = constraints(chain, z0, h, terminal)
+    lam = jnp.zeros_like(c)
+    costs = [0.5 * jnp.sum(residuals(z0, h) ** 2)]
+    viol = [jnp.max(jnp.abs(c))]
+    rho_ = jnp.asarray(rho, dtype=q0.dtype)
+    for _ in range(outer):
+        free, c, cost = inner_solve(free, lam, rho_)
+        lam = lam + rho_ * c
+        v = jnp.max(jnp.abs(c))
+        if float(v) > 0.25 * float(viol[-1]):
+            rho_ = rho_ * rho_growth
+        costs.append(cost)
+        viol.append(v)
+        if float(v) < tol:
+            break
+    ts = jnp.linspace(0.0, float(t1), k1)
+    return CollocationResult(unpack(free), ts, jnp.stack(costs), jnp.stack(viol), lam)
