@@ -13,7 +13,13 @@ Run: ``python benchmarks/bench_bodies_a.py [--quick] [--no-fusion-emitters]``.
 
 from __future__ import annotations
 
-from _common import Report, Table, conditions, jit_model, parse_args, setup_jax, time_jit
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from _common import Report, Table, conditions, jit_model, parse_args, setup_jax, time_jit  # noqa: E402
 
 ARGS = parse_args("bench_bodies_a")
 jax = setup_jax(True)

@@ -13,11 +13,15 @@ float64, CPU, single state (no batch). Run: ``python benchmarks/bench_bodies_b.p
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
+import sys
 import time
 
-import jax
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # run from a checkout
+
+import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 

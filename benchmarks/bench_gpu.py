@@ -51,7 +51,9 @@ def main(argv=None) -> int:
     cases += [("7-DoF arm ID", arm, lambda ch, q, v, u: kj.inverse_dynamics(ch, q, v, u)),
               ("7-DoF arm M", arm, lambda ch, q, v, u: kj.mass_matrix(ch, q)),
               ("7-DoF arm FD", arm, lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u))]
-    if not quick:
+    if quick:
+        cases = cases[:1]
+    else:
         cases.append(("planar PCC N=8 ID", _chains.pcc_chain(8), lambda ch, q, v, u: kj.inverse_dynamics(ch, q, v, u)))
         try:
             import bench_soft_vs_soromox as soft

@@ -37,7 +37,7 @@ def main(argv=None) -> int:
     sizes = [1, 2] if quick else [1, 2, 4, 8, 16, 32, 64]
     families = ["planar CC"] if quick else list(_chains.FAMILIES)
     algos = ["ID"] if quick else args.algos.split(",")
-    el_sizes = [2] if quick else [2, 4, 8]
+    el_sizes = [1] if quick else [2, 4, 8]
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
     name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "")
     rep = C.Report(name, args, C.conditions("float64"),

@@ -3,7 +3,8 @@
 Each script's ``main(["--quick", "--out", <tmp>])`` runs in-process; it must finish, print its
 tables and write a markdown file whose tables hold measured numbers. Scripts whose peer library is
 not installed are skipped (``pytest.importorskip``). The quick forms compile a handful of functions
-each; together they take about a minute on an idle 2-core CPU.
+each and leave out the diffrax simulations (the costliest compiles); those run in the ``slow`` test
+below (``pytest -m slow``).
 """
 
 from __future__ import annotations
@@ -46,3 +47,14 @@ def test_quick_form_runs(name, tmp_path, capsys):
     assert "### " in text and "### " in printed
     times = re.findall(r"\d+(?:\.\d+)? (?:ns|µs|ms|s)\b", text)
     assert times, f"no measured time in {out}:\n{text}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["bench_soft_vs_soromox", "bench_papers"])
+def test_quick_form_with_simulations_runs(name, tmp_path):
+    for peer in SCRIPTS[name]:
+        pytest.importorskip(peer)
+    out = tmp_path / f"{name}.md"
+    assert _load(name).main(["--quick", "--sim", "--repeats", "1", "--out", str(out)]) == 0
+    text = out.read_text()
+    assert "simulated" in text or "sim-s" in text
