@@ -191,9 +191,9 @@ def main(argv=None) -> int:
             return sol.ys[-1], sol.stats["num_steps"]
 
         runs = [("fixed dt 1e-4", False, 1, horizon)] if args.sim else []
-        if not quick:
+        if args.sim and not quick:
             runs.append(("adaptive (rtol = atol = 1e-6)", True, 1, horizon))
-        if sim_batch:
+        if args.sim and sim_batch:
             runs.append(("fixed dt 1e-4", False, sim_batch, sim_batch_horizon))
         for label, adaptive, b, t1 in runs:
             if b == 1:
