@@ -111,7 +111,7 @@ def main():
 
     print("\n| case | time | compile | paper | ratio paper/ours |\n|---|---|---|---|---|")
     for name, t, c, ref, ref_name in rows:
-        ratio = f"{ref / t:.0f}× ({ref_name})" if ref else "—"
+        ratio = f"{ref / t:.2g}× ({ref_name})" if ref else "—"
         paper = f"{ref * 1e6:.0f} µs" if ref else "—"
         print(f"| {name} | {t * 1e6:.1f} µs | {c:.1f} s | {paper} | {ratio} |")
 
