@@ -2,6 +2,7 @@
 
 import jax
 import numpy as np
+import pytest
 from soft_checks import check_against_el
 
 import kane_jax as kj
@@ -14,6 +15,7 @@ from kane_jax.bodies.strain_bases import GaussianBasis
 SMALL = dict(order=2, n_radial=1, n_angular=3)
 
 
+@pytest.mark.slow  # one EL compile of a 6-module chain: ~17 min wall on the shared 2-core box (load ~25)
 def test_mixed_soft_rigid_chain_matches_euler_lagrange(rng):
     rigid = kj.RigidBody(0.5, (0.05, 0.0, 0.01), np.diag([1e-3, 2e-3, 2e-3]), tip=np.eye(4))
     mods = [
