@@ -60,7 +60,7 @@ def test_chamber_volumes_rest_and_sensitivities():
 def test_rest_shape_and_tip():
     body = VariableRadiusPCC(**SMALL)
     z = jnp.zeros(4)
-    pts = jax.jit(body.points_in_frame)(z)
+    pts = jax.jit(lambda x: body.points_in_frame(x))(z)
     np.testing.assert_allclose(pts, body.points * jnp.array([0.2, 1.0, 1.0])[None, :], atol=1e-16)
     rest_tip = np.eye(4)
     rest_tip[0, 3] = 0.2
