@@ -71,11 +71,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == "list":
+        import importlib.util
+
         from .scenarios import SCENARIOS
 
         width = max(len(n) for n in SCENARIOS)
-        for name, (_, desc) in SCENARIOS.items():
-            print(f"{name:<{width}}  {desc}")
+        for name, (module, desc) in SCENARIOS.items():
+            missing = importlib.util.find_spec(f"kane_jax.scenarios.{module}") is None
+            print(f"{name:<{width}}  {desc}" + ("  [not available yet]" if missing else ""))
         return 0
     if args.command == "demo":
         return _run("demo", args.t1, args.out, parser)
