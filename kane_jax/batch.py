@@ -70,7 +70,8 @@ def batch_simulate(
 
     With ``sharded=True`` (default) the batch is split over the mesh's devices (padding to a
     multiple of the device count by repeating the first rollout, trimmed again on return) and the
-    returned arrays stay sharded along the batch axis (``traj.q.sharding``); on several hosts the
+    returned arrays stay sharded along the batch axis (``traj.q.sharding``) when ``B`` is a
+    multiple of the device count (a trimmed batch is no longer evenly shardable); on several hosts the
     inputs must be the same global batch on every process and the outputs are global arrays (gather
     them with ``jax.experimental.multihost_utils.process_allgather``). ``sharded=False`` is the
     plain ``vmap`` on the default device.
@@ -141,10 +142,5 @@ def _run(args, batched, mesh, t1, kwargs):
         dyn_out, box["static"] = eqx.partition(_rollouts(eqx.combine(d, static), batched, t1, kwargs), eqx.is_array)
         return dyn_out
 
-    n_dev = mesh.devices.size
-    local_shapes = jax.tree.map(
-        lambda x, s: jax.ShapeDtypeStruct(((x.shape[0] // n_dev,) + x.shape[1:]) if s == P(AXIS) else x.shape,
-                                          x.dtype), dyn, specs)
-    out_specs = jax.tree.map(lambda _: P(AXIS), eqx.filter(jax.eval_shape(local, local_shapes), eqx.is_array))
-    out = jax.shard_map(local, mesh=mesh, in_specs=(specs,), out_specs=out_specs, check_vma=False)(dyn)
+    out = jax.shard_map(local, mesh=mesh, in_specs=(specs,), out_specs=P(AXIS), check_vma=False)(dyn)
     return eqx.combine(out, box["static"])

@@ -107,7 +107,8 @@ def linear_least_squares(build: Callable[[Any], Chain], params_guess, data: Samp
     phi, r0 = regressor(build, params_guess, data)
     flat, unravel = ravel_pytree(params_guess)
     if check_linearity:
-        probe = flat * (1.0 + 0.37 * jnp.cos(jnp.arange(flat.size) + 1.0)) + 0.1
+        # a nearby point (10 % larger, slightly uneven) keeps physical parameters physical
+        probe = flat * (1.1 + 0.02 * jnp.cos(jnp.arange(flat.size) + 1.0))
         direct = jax.vmap(lambda q, qd, qdd, u: id_residual(build, unravel(probe), q, qd, qdd, u))(*data).ravel()
         mismatch = float(jnp.max(jnp.abs(direct - (phi @ probe + r0))))
         scale = float(jnp.max(jnp.abs(direct))) + 1e-300
@@ -119,7 +120,7 @@ def linear_least_squares(build: Callable[[Any], Chain], params_guess, data: Samp
         phi, r0 = phi * w[:, None], r0 * w
     norms = jnp.linalg.norm(phi, axis=0)
     norms = jnp.where(norms > 0, norms, 1.0)
-    sol, _, rank, sv = jnp.linalg.lstsq(phi / norms, -r0)
+    sol, _, rank, sv = jnp.linalg.lstsq(phi / norms[None, :], -r0)
     est = sol / norms
     rms = jnp.sqrt(jnp.mean((phi @ est + r0) ** 2))
     sv = np.asarray(sv)
