@@ -25,7 +25,13 @@ NAME = "bench_scaling"
 
 
 def main(argv=None) -> int:
-    args = C.parse_args(NAME, argv, extra=lambda p: p.add_argument("--algos", default="ID,M,FD"))
+    def extra(p):
+        p.add_argument("--algos", default="ID,M,FD")
+        p.add_argument("--sizes", default=None, help="comma-separated N (default 1,2,4,8,16,32,64)")
+        p.add_argument("--families", default=None, help="comma-separated subset of the family names")
+        p.add_argument("--el-sizes", default=None, help="N for the EL comparison (default 2,4,8; '' for none)")
+
+    args = C.parse_args(NAME, argv, extra=extra)
     jax = C.setup_jax()
     import numpy as np
 
@@ -38,6 +44,12 @@ def main(argv=None) -> int:
     families = ["planar CC"] if quick else list(_chains.FAMILIES)
     algos = ["ID"] if quick else args.algos.split(",")
     el_sizes = [1] if quick else [2, 4, 8]
+    if args.sizes:
+        sizes = [int(x) for x in args.sizes.split(",")]
+    if args.families:
+        families = args.families.split(",")
+    if args.el_sizes is not None:
+        el_sizes = [int(x) for x in args.el_sizes.split(",") if x]
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
     name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "")
     rep = C.Report(name, args, C.conditions("float64"),
