@@ -110,3 +110,14 @@ def test_bad_input_raises():
     chain = kj.Chain([(kj.Fixed(), kj.PlanarConstantCurvature())], actuators=[GodagePressureActuator([0])])
     with pytest.raises(ValueError, match="GodageSection"):
         kj.actuation_matrix(chain, jnp.zeros(chain.nq))
+
+
+def test_id_matches_euler_lagrange_in_mixed_chain(rng):
+    """Default-run mixed check: rigid link + Godage section + spatial PCC (all models mixed: test_soft_mix, slow)."""
+    from kane_jax.bodies.spatial_cc import SpatialConstantCurvature
+
+    rigid = kj.RigidBody(0.4, (0.05, 0.0, 0.0), np.diag([1e-3, 2e-3, 2e-3]), tip=np.eye(4))
+    mods = [(kj.Revolute((0.0, 0.0, 1.0)), rigid),
+            (kj.Fixed(), GodageSection(0.12, 0.01, 0.08, stiffness=30.0, **SMALL)),
+            (kj.Fixed(), SpatialConstantCurvature(0.1, 0.01, elongation=False, **SMALL))]
+    check_against_el(kj.Chain(mods), rng, n_states=1, scale=0.03)
