@@ -11,16 +11,16 @@ import importlib
 from types import ModuleType
 
 SCENARIOS: dict[str, tuple[str, str]] = {
-    "demo": ("demo", "hybrid arm: PD-driven rigid link + two soft constant-curvature segments swinging up (3 s)"),
+    "demo": ("demo", "hybrid arm: PD-driven rigid link + two soft CC segments swinging up (3 s)"),
     "000-sim1": ("sim000_1_variable_radius",
                  "paper 000 Sim. 1: 3-body variable-radius PCC arm, six pneumatic chambers, u = (2,0,0,2,1,0.4) MPa"),
-    "000-sim2": ("sim000_2_pgc", "paper 000 Sim. 2: two conical Piecewise-Gaussian-Curvature bodies settling tip-up under gravity"),
+    "000-sim2": ("sim000_2_pgc", "paper 000 Sim. 2: two conical PGC bodies settling tip-up under gravity"),
     "003-sim1": ("sim003_1_helicoid",
-                 "paper 003 Sim. 1: trimmed-helicoid LVP arm, nine tendons, statics by Newton on the ID + PFBL tracking"),
-    "003-sim2": ("sim003_2_hybrid", "paper 003 Sim. 2: UR10e + tendon-driven Cosserat segment + LVP gripper, three sub-tasks"),
-    "003-sim3": ("sim003_3_scaling", "paper 003 Sim. 3: recursive ID vs Euler-Lagrange, PCC chains of 1..20 bodies (timing, accuracy)"),
-    "004-godage": ("sim004_godage", "paper 004: Godage three-section variable-length arm, step-pressure experiments, real-time factor"),
-    "vsa-3dof": ("vsa_3dof", "paper 001: 3-DoF VSA robot, degree-7 rest-to-rest trajectory with feedback linearization"),
+                 "paper 003 Sim. 1: trimmed-helicoid LVP arm, nine tendons, Newton statics + PFBL"),
+    "003-sim2": ("sim003_2_hybrid", "paper 003 Sim. 2: UR10e + tendon Cosserat segment + LVP gripper"),
+    "003-sim3": ("sim003_3_scaling", "paper 003 Sim. 3: recursive ID vs Euler-Lagrange, PCC chains of 1..20 bodies"),
+    "004-godage": ("sim004_godage", "paper 004: Godage three-section arm, step-pressure experiments, real-time factor"),
+    "vsa-3dof": ("vsa_3dof", "paper 001: 3-DoF VSA robot, degree-7 rest-to-rest trajectory, feedback linearization"),
 }
 
 

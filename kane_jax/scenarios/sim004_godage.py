@@ -106,7 +106,7 @@ def run(t1: float | None = None, out_dir=None, *, experiments=(1, 2, 3)) -> dict
         tips = np.asarray(jax.vmap(lambda q: forward_kinematics(chain, q)[:, :3, 3])(traj.q))  # (T, 3, 3)
         fig, axs = plt.subplots(3, 1, figsize=(7, 7), sharex=True)
         for i in range(3):
-            for k, (lab, col) in enumerate(zip("XYZ", ("tab:blue", "black", "tab:red"))):
+            for k, (lab, col) in enumerate(zip("XYZ", ("tab:blue", "black", "tab:red"), strict=True)):
                 axs[i].plot(traj.ts, tips[:, i, k], color=col, label=lab)
             axs[i].set_ylabel(f"section {i + 1} tip [m]")
             axs[i].grid(True, alpha=0.3)

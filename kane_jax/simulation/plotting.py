@@ -14,7 +14,7 @@ segment from its joint to its distal frame.
 from __future__ import annotations
 
 import os
-from typing import Sequence
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax

@@ -9,7 +9,8 @@ algorithm that papers ``000_…`` §VI and ``003_…`` §7 use to simulate.
 from __future__ import annotations
 
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import diffrax
 import equinox as eqx
@@ -235,7 +236,8 @@ def simulate(
         adjoint: a diffrax adjoint, default ``RecursiveCheckpointAdjoint()``.
         progress: show diffrax's progress meter (tqdm when installed, else text).
         throw: True raises on solver failure (max steps; step size below 1e-13 of the horizon,
-            which is what non-finite states cause); False returns the trajectory with ``result`` set — check ``traj.success``.
+            which is what non-finite states cause); False returns the trajectory with ``result``
+            set — check ``traj.success``.
 
     Returns:
         :class:`Trajectory` with ``ts, q, qd, u, result, stats``.
