@@ -14,6 +14,7 @@ nothing with the recursion except the geometry (``transform``, ``tip``, ``positi
 points, weights, mass, com, inertia) and the constitutive laws.
 """
 
+# ruff: noqa: B023, B905  (verbatim copy of tests/el_reference.py; the lambdas are called inside the loop)
 from __future__ import annotations
 
 import equinox as eqx
