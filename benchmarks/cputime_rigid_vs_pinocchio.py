@@ -1,0 +1,33 @@
+"""Load-robust check of the rigid-arm targets: process CPU time per state, kane_jax vs Pinocchio.
+
+On a shared machine wall-clock times swing with other jobs; the CPU time this process spends
+(``time.process_time``, all its threads) is a steadier measure of the work done. Paired and
+interleaved: iiwa-like arm, float64, B = 1024 states, kane_jax ``jit(vmap(...))`` ID and FD against
+Pinocchio's C++ ``rneaInParallel``/``abaInParallel`` with one thread. 9 rounds; median and min.
+
+Run: ``python benchmarks/cputime_rigid_vs_pinocchio.py``.
+"""
+import sys, time; sys.path[:0] = [str(__import__('pathlib').Path(__file__).resolve().parent), str(__import__('pathlib').Path(__file__).resolve().parents[1])]
+import jax; jax.config.update("jax_enable_x64", True)
+import numpy as np, jax.numpy as jnp, pinocchio as pin
+import _arms, kane_jax as kj, _common as C
+links = _arms.iiwa_like(); ch = _arms.kane_chain(links); pm = _arms.pinocchio_model(links); pool = pin.ModelPool(pm, 1)
+B = 1024; rng = np.random.default_rng(0); Q, V, A = rng.uniform(-1, 1, (3, B, 7))
+fid, p = C.jit_model(jax.vmap(lambda c, q, v, a: kj.inverse_dynamics(c, q, v, a), in_axes=(None,0,0,0)), ch)
+ffd, _ = C.jit_model(jax.vmap(lambda c, q, v, a: kj.forward_dynamics(c, q, v, a), in_axes=(None,0,0,0)), ch)
+cid = jax.jit(fid).lower(p, Q, V, A).compile(); cfd = jax.jit(ffd).lower(p, Q, V, A).compile()
+QT, VT, AT = (np.asfortranarray(x.T) for x in (Q, V, A)); out = np.zeros((7, B), order="F")
+fns = {"kane ID": lambda: cid(p, Q, V, A).block_until_ready(), "pin rnea": lambda: pin.rneaInParallel(1, pool, QT, VT, AT, out),
+       "kane FD": lambda: cfd(p, Q, V, A).block_until_ready(), "pin aba": lambda: pin.abaInParallel(1, pool, QT, VT, AT, out)}
+res = {k: [] for k in fns}
+for f in fns.values(): f(); f()
+for r in range(9):
+    for k, f in fns.items():
+        n = 20 if "kane" in k else 100
+        c0 = time.process_time(); w0 = time.perf_counter()
+        for _ in range(n): f()
+        res[k].append(((time.process_time() - c0) / n / B, (time.perf_counter() - w0) / n / B))
+for k, v in res.items():
+    c = np.array(v)
+    print(f"{k:9s} cpu/state median {np.median(c[:,0])*1e6:.3f} min {c[:,0].min()*1e6:.3f} us | wall median {np.median(c[:,1])*1e6:.3f} min {c[:,1].min()*1e6:.3f} us")
+import os; print("load", os.getloadavg())
