@@ -139,7 +139,7 @@ class LVPBody(AbstractSoftBody):
         one = jnp.ones_like(self.length)
         return jnp.diag(jnp.stack([1 / self.length, one, one]))
 
-    def cavity_volume(self, q: Config, *, order: int = 8) -> Array:
+    def cavity_volume(self, q: Config, *, order: int = 16) -> Array:
         """Volume [m³] of the hollow core (``r < r_in``, closed by the end planes), for pneumatics.
 
         Requires ``primitives[0]`` to be a :class:`Cavity`: it maps the core's cross section
