@@ -43,7 +43,7 @@ def id_residual_loss(build: Callable[[Any], Chain], data: Samples, *, scale=None
         TypeError, ValueError: bad ``data``.
     """
     data = _check_samples(data)
-    s = 1.0 if scale is None else jnp.asarray(scale, dtype=float)
+    s = 1.0 if scale is None else jnp.asarray(scale, dtype=float).reshape(1, -1)
 
     def loss(params):
         res = jax.vmap(lambda q, qd, qdd, u: id_residual(build, params, q, qd, qdd, u))(*data)
@@ -107,22 +107,21 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: optax.GradientTrans
     x = jax.tree.map(jnp.zeros_like, params0) if relative else params0
     objective = lambda x_: loss(to_params(x_))
 
-    @eqx.debug.assert_max_traces(max_traces=1)
-    @eqx.filter_jit
-    def step(x_, state):
+    def update(carry, _):
+        x_, state = carry
         value, grad = jax.value_and_grad(objective)(x_)
         if isinstance(optimizer, optax.GradientTransformationExtraArgs):
             upd, state = optimizer.update(grad, state, x_, value=value, grad=grad, value_fn=objective)
         else:
             upd, state = optimizer.update(grad, state, x_)
-        return optax.apply_updates(x_, upd), state, value
+        return (optax.apply_updates(x_, upd), state), value
 
-    state = optimizer.init(x)
-    losses = []
-    for _ in range(steps):
-        x, state, value = step(x, state)
-        losses.append(value)
-    losses.append(eqx.filter_jit(objective)(x))
-    return FitResult(to_params(x), jnp.stack(losses), eqx.debug.get_num_traces(step))
+    # the whole run is one lax.scan inside one compiled function: traced exactly once
+    @eqx.debug.assert_max_traces(max_traces=1)
+    @eqx.filter_jit
+    def run(x_, state):
+        (x_, _), values = jax.lax.scan(update, (x_, state), None, length=steps)
+        return x_, jnp.concatenate([values, objective(x_)[None]])
 
-
+    x, losses = run(x, optimizer.init(x))
+    return FitResult(to_params(x), losses, eqx.debug.get_num_traces(run))
