@@ -70,9 +70,10 @@ def simulation_loss(build: Callable[[Any], Chain], ts, q_measured, inputs, *, qd
     step = float(ts[1] - ts[0]) / 4 if dt is None else float(dt)
     n_steps = int(round((float(ts[-1]) - float(ts[0])) / step)) + 8
     qd0 = jnp.zeros(q_measured.shape[1]) if qd0 is None else jnp.asarray(qd0, dtype=float)
+    t_start, t_end = float(ts[0]), float(ts[-1])  # concrete here; inside a trace they would be tracers
 
     def loss(params):
-        traj = simulate(build(params), q_measured[0], qd0, float(ts[-1]), t0=float(ts[0]), control=inputs,
+        traj = simulate(build(params), q_measured[0], qd0, t_end, t0=t_start, control=inputs,
                         saveat=ts, adaptive=False, dt0=step, solver=solver, max_steps=n_steps)
         return jnp.mean(jnp.sum((traj.q - q_measured) ** 2, axis=-1))
 
