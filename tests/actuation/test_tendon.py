@@ -29,7 +29,7 @@ def test_length_closed_form_planar_cc():
     ref = (0.3 * 1.1 - y * 0.4) + (0.3 * 1.05 + y * 0.3)
     length, a = jax.jit(lambda x: (chain.actuators[0].length(chain, x), kj.actuation_matrix(chain, x)))(q)
     np.testing.assert_allclose(length, ref, rtol=1e-13)
-    np.testing.assert_allclose(a[:, 0], [y, -0.3, -y, -0.3], rtol=1e-12)
+    np.testing.assert_allclose(a[:, 0], [y, -0.3, y, -0.3], rtol=1e-12)  # h = −L, ∂L/∂θ_i = −y
 
 
 def test_helical_routing_length():
