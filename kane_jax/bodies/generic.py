@@ -15,6 +15,13 @@ from ..joints import _matrix_or_zeros
 from ._base import AbstractSoftBody
 
 
+@eqx.filter_jit
+def _sensitivities(position, tip, points, q):
+    """``∂g(q, s_k)/∂q`` and ``∂h/∂q``, compiled: eager autodiff would dispatch hundreds of ops."""
+    dp = jax.jacfwd(lambda x: jax.vmap(lambda s: position(x, s))(points))(q)
+    return dp, jax.jacfwd(tip)(q)
+
+
 def _probe_geometry(position, tip, nq: int, points: Array) -> None:
     """Check the shapes returned by ``position``/``tip`` and that ``nq`` matches their use of ``q``."""
     s0 = points[0]
@@ -45,8 +52,7 @@ def _probe_geometry(position, tip, nq: int, points: Array) -> None:
     # Every coordinate must move some mass point or the distal frame, or M is singular.
     if nq:
         q = jnp.asarray(np.random.default_rng(0).uniform(-0.3, 0.3, nq), dtype=points.dtype)
-        dp = jax.jacfwd(lambda x: jax.vmap(lambda s: position(x, s))(points))(q)
-        dt = jax.jacfwd(tip)(q)
+        dp, dt = _sensitivities(position, tip, points, q)
         moved = np.any(np.abs(np.asarray(dp)) > 0, axis=(0, 1)) | np.any(np.abs(np.asarray(dt)) > 0, axis=(0, 1))
         if not np.all(moved):
             unused = np.flatnonzero(~moved).tolist()
