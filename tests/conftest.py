@@ -1,11 +1,37 @@
 """Test configuration: float64 and strict rank promotion for every test (never in the library)."""
 
+import os
+
 import jax
 import numpy as np
 import pytest
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_executables():
+    """Drop JAX's compiled executables after each test module.
+
+    Each XLA:CPU executable keeps ≈ 3 memory mappings alive; the whole suite compiles tens of
+    thousands of them (eager autodiff compiles one per primitive and shape), which exceeded Linux's
+    ``vm.max_map_count`` (65530) and made XLA segfault inside a compile. Clearing per module keeps
+    the count bounded at the price of recompiling what a later module needs again.
+    """
+    yield
+    if os.path.exists("/proc/self/maps"):
+        with open("/proc/self/maps") as f:
+            _MAPS_PEAK[0] = max(_MAPS_PEAK[0], sum(1 for _ in f))
+    jax.clear_caches()
+
+
+_MAPS_PEAK = [0]
+
+
+def pytest_terminal_summary(terminalreporter):
+    if _MAPS_PEAK[0]:
+        terminalreporter.write_line(f"peak memory mappings at a module end: {_MAPS_PEAK[0]} (vm.max_map_count 65530)")
 
 
 @pytest.fixture

@@ -1,110 +1,13 @@
-"""Independent Euler–Lagrange reference (DESIGN §5).
+"""The independent Euler–Lagrange reference used by the tests (DESIGN §5).
 
-World positions of every mass point are obtained by composing the joint and body geometry
-functions module by module (a Python loop, O(N²) through autodiff); the kinetic energy is
-``½ Σ w |ṗ|²`` (plus ``½ mv² + ½ ωᵀ I ω`` for rigid bodies), the potential energy is gravity plus
-the bodies' and joints' elastic energies, and the equations of motion follow by autodiff:
-
-    τ = M q̈ + (∂(∂T/∂q̇)/∂q) q̇ − ∂T/∂q + ∂V/∂q + (dissipative forces).
-
-The public functions are ``equinox.filter_jit``-ed (one compile per chain structure). It shares
-nothing with the recursion except the geometry (``transform``, ``tip``, ``position``,
-points, weights, mass, com, inertia) and the constitutive laws.
+It lives in the package (:mod:`kane_jax.reference.euler_lagrange`, also timed by scenario
+``003-sim3``); it shares nothing with the recursion except the geometry and constitutive laws.
 """
 
-from __future__ import annotations
-
-import equinox as eqx
-import jax
-import jax.numpy as jnp
-
-from kane_jax._math import vee
-from kane_jax.bodies.rigid import RigidBody
-
-
-def _split(chain, q):
-    out = []
-    for i, (joint, body) in enumerate(chain.modules):
-        qi = q[chain.coordinate_slice(i)]
-        out.append((joint, body, qi[: joint.nq], qi[joint.nq:]))
-    return out
-
-
-def _frames(chain, q):
-    """Per module: (body proximal pose in world, module data)."""
-    x = jnp.eye(4, dtype=q.dtype)
-    out = []
-    for joint, body, qj, qb in _split(chain, q):
-        xp = x @ joint.transform(qj)
-        out.append((xp, body, qb))
-        x = xp @ body.tip(qb)
-    return out
-
-
-def kinetic_energy(chain, q, qd):
-    def positions(qq):
-        res = []
-        for xp, body, qb in _frames(chain, qq):
-            if isinstance(body, RigidBody):
-                res.append((xp[:3, :3] @ body.com + xp[:3, 3])[None])
-            else:
-                pts = jax.vmap(lambda s: body.position(qb, s))(body.points)
-                res.append(pts @ xp[:3, :3].T + xp[None, :3, 3])
-        return res
-
-    def rotations(qq):
-        return [xp[:3, :3] for xp, _, _ in _frames(chain, qq)]
-
-    pos, vel = jax.jvp(positions, (q,), (qd,))
-    rots, rots_d = jax.jvp(rotations, (q,), (qd,))
-    t = 0.0
-    for (_, body, _), v, r, rd in zip(_frames(chain, q), vel, rots, rots_d):
-        if isinstance(body, RigidBody):
-            omega_b = vee(r.T @ rd)
-            t = t + 0.5 * body.mass * jnp.sum(v**2) + 0.5 * omega_b @ body.inertia @ omega_b
-        else:
-            t = t + 0.5 * jnp.sum(body.weights * jnp.sum(v**2, axis=1))
-    return t
-
-
-def potential_energy(chain, q, gravity=None):
-    g = chain.gravity if gravity is None else gravity
-    v = 0.0
-    for xp, body, qb in _frames(chain, q):
-        if isinstance(body, RigidBody):
-            v = v - body.mass * g @ (xp[:3, :3] @ body.com + xp[:3, 3])
-        else:
-            pts = jax.vmap(lambda s: body.position(qb, s))(body.points) @ xp[:3, :3].T + xp[None, :3, 3]
-            v = v - jnp.sum(body.weights * (pts @ g))
-        v = v + body.energy(qb)
-    for joint, _, qj, _ in _split(chain, q):
-        v = v + joint.energy(qj)
-    return v
-
-
-def dissipative_force(chain, q, qd):
-    parts = []
-    for joint, body, qj, qb in _split(chain, q):
-        nj = joint.nq
-        qdi = qd[: nj]
-        qd = qd[nj:]
-        qdb, qd = qd[: body.nq], qd[body.nq:]
-        parts.append(joint.internal_force(qj, qdi) - joint.internal_force(qj, jnp.zeros_like(qdi)))
-        parts.append(body.internal_force(qb, qdb) - body.internal_force(qb, jnp.zeros_like(qdb)))
-    return jnp.concatenate(parts)
-
-
-@eqx.filter_jit
-def mass_matrix(chain, q):
-    return jax.hessian(lambda v: kinetic_energy(chain, q, v))(jnp.zeros_like(q))
-
-
-@eqx.filter_jit
-def inverse_dynamics(chain, q, qd, qdd, gravity=None):
-    """Euler–Lagrange generalized forces, independent of the recursion."""
-    dt_dqd = lambda qq, vv: jax.grad(kinetic_energy, argnums=2)(chain, qq, vv)  # noqa: E731
-    m = jax.jacobian(dt_dqd, argnums=1)(q, qd)
-    mixed = jax.jacobian(dt_dqd, argnums=0)(q, qd)
-    dt_dq = jax.grad(kinetic_energy, argnums=1)(chain, q, qd)
-    dv_dq = jax.grad(potential_energy, argnums=1)(chain, q, gravity)
-    return m @ qdd + mixed @ qd - dt_dq + dv_dq + dissipative_force(chain, q, qd)
+from kane_jax.reference.euler_lagrange import (  # noqa: F401
+    dissipative_force,
+    inverse_dynamics,
+    kinetic_energy,
+    mass_matrix,
+    potential_energy,
+)

@@ -1,6 +1,6 @@
-"""Independent Euler–Lagrange reference (DESIGN §5), packaged copy of ``tests/el_reference.py``.
+"""Independent Euler–Lagrange reference (DESIGN §5).
 
-The scenario ``003_sim3`` times it against the recursion; the tests keep their own copy.
+The tests validate the recursion against it, and scenario ``003-sim3`` times the two.
 
 World positions of every mass point are obtained by composing the joint and body geometry
 functions module by module (a Python loop, O(N²) through autodiff); the kinetic energy is
@@ -14,7 +14,7 @@ nothing with the recursion except the geometry (``transform``, ``tip``, ``positi
 points, weights, mass, com, inertia) and the constitutive laws.
 """
 
-# ruff: noqa: B023, B905  (verbatim copy of tests/el_reference.py; the lambdas are called inside the loop)
+# ruff: noqa: B023, B905  (the lambdas are called inside the loop)
 from __future__ import annotations
 
 import equinox as eqx
