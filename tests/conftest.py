@@ -2,9 +2,12 @@
 
 import os
 
-import jax
-import numpy as np
-import pytest
+# the suite runs in parallel processes (pytest-xdist): on a GPU, none may take most of its memory
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
