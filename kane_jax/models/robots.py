@@ -1,5 +1,6 @@
 """Rigid test robots from the papers: the planar 2R of ``002_…`` §6.1, an iiwa-like 7-DoF arm
-(``002_…`` §6.2) and the 3-DoF spatial arm of ``001_…`` Table I, plus Denavit–Hartenberg helpers.
+(``002_…`` §6.2), the 3-DoF spatial arm of ``001_…`` Table I and the UR10e of ``003_…`` Sim. 2, plus
+Denavit–Hartenberg helpers.
 
 Every revolute joint of these robots turns about the z axis of its frame; the body that follows
 carries the link's inertial data in the joint's output frame, so the kane_jax coordinates are the
@@ -172,3 +173,44 @@ def vsa_3dof(*, gravity=(0.0, 0.0, -9.81)):
 
     spring = CubicSpring(VSA3_K, VSA3_KC, n=3)
     return VSARobot(vsa_3dof_links(gravity=gravity), VSA3_MOTOR_INERTIA, VSA3_MOTOR_DAMPING, spring)
+
+
+# Universal Robots UR10e, standard DH (Universal Robots, "Parameters for calculations of kinematics
+# and dynamics", support article 45257, e-Series software 5.1): a, d, α, link masses and centres of
+# mass in the DH frame of each link.
+UR10E_DH = {"a": (0.0, -0.6127, -0.57155, 0.0, 0.0, 0.0), "d": (0.1807, 0.0, 0.0, 0.17415, 0.11985, 0.11655),
+            "alpha": (np.pi / 2, 0.0, 0.0, np.pi / 2, -np.pi / 2, 0.0)}
+UR10E_MASS = (7.369, 13.051, 3.989, 2.100, 1.980, 0.615)
+UR10E_COM = ((0.021, 0.000, 0.027), (0.380, 0.000, 0.158), (0.240, 0.000, 0.068), (0.000, 0.007, 0.018),
+             (0.000, 0.007, 0.018), (0.000, 0.000, -0.026))
+# (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) about the CoM, DH-frame axes [kg m²]: the inertia matrices of the
+# e-Series controller's dynamic model (urcontrol.conf.UR10e), as commonly used in open UR10e models
+UR10E_INERTIA = (
+    (0.03408, 0.03529, 0.02156, 2e-05, -0.00425, 8e-05), (0.02814, 0.77068, 0.76943, 5e-05, -0.01561, 2e-05),
+    (0.01014, 0.30928, 0.30646, 8e-05, 0.00916, 0.0), (0.00296, 0.00222, 0.00258, -1e-05, 0.0, -0.00024),
+    (0.00296, 0.00222, 0.00258, -1e-05, 0.0, -0.00024), (0.00040, 0.00041, 0.00034, 0.0, 0.0, 0.0),
+)
+
+
+def ur10e(*, gravity=(0.0, 0.0, -9.81), damping=None) -> Chain:
+    """The 6-DoF Universal Robots UR10e (paper ``003_…`` Sim. 2), standard DH, base upright.
+
+    Kinematics, masses and centres of mass: the published table of Universal Robots (support
+    article "Parameters for calculations of kinematics and dynamics"; ``d₁ = 0.1807``,
+    ``a₂ = −0.6127``, ``a₃ = −0.57155``, ``d₄ = 0.17415``, ``d₅ = 0.11985``, ``d₆ = 0.11655`` m).
+    Central inertias: the controller's dynamic model (``urcontrol.conf.UR10e``) as transcribed in
+    open-source UR10e models (not published by UR in the article; small off-diagonal terms).
+    Coordinates are the DH joint angles (UR's zero configuration: arm stretched horizontally).
+    No motor inertias or friction unless ``damping`` (viscous, per joint) is given.
+
+    Arguments:
+        gravity: base-frame gravity [m/s²]. damping: optional joint viscous friction [N m s/rad].
+
+    Returns:
+        the :class:`~kane_jax.Chain` of six revolute modules (``nq = 6``).
+    """
+    mods = []
+    for i in range(6):
+        mods.append(dh_module(UR10E_DH["d"][i], UR10E_DH["a"][i], UR10E_DH["alpha"][i], UR10E_MASS[i], UR10E_COM[i],
+                              _feasible_inertia(UR10E_INERTIA[i]), damping=damping))
+    return Chain(mods, gravity=gravity)
