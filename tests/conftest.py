@@ -48,9 +48,10 @@ def rng():
 # note of the session that wrote them); "heavy": passes but too slow for a 2-core CI run.
 _NOT_DEFAULT = {
     "tests/optimize/test_trajectory_optimization.py::test_shooting_reaches_target_and_resimulates": "unverified",
-    "tests/optimize/test_trajectory_optimization.py::test_direct_transcription_with_id": "unverified: re-sim drift",
+    "tests/optimize/test_trajectory_optimization.py::test_direct_transcription_with_id":
+        "heavy: 2 solves of 2-4 min each (dense Levenberg-Marquardt Jacobian)",
     "tests/identification/test_identification.py::test_optax_simulation_error_loss": "unverified",
-    "tests/test_notebooks.py": "heavy (~19 min) and notebook 03 unverified",
+    "tests/test_notebooks.py::test_notebook_runs[02_trajectory_optimization]": "heavy (~7 min: collocation)",
     "tests/benchmarks/test_benchmarks_quick.py": "heavy (~11 min)",
     "tests/bodies/test_lvp.py::test_cavity_volume_closed_form": "unverified after quadrature change",
     "tests/bodies/test_lvp.py::test_id_matches_euler_lagrange_alone": "heavy (compile did not finish under load)",
@@ -64,5 +65,5 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         nodeid = item.nodeid.split("[")[0]
         for key, why in _NOT_DEFAULT.items():
-            if nodeid == key or nodeid.startswith(key + "::"):
+            if item.nodeid == key or nodeid == key or nodeid.startswith(key + "::"):
                 item.add_marker(pytest.mark.slow(reason=why))
