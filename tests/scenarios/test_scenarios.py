@@ -38,6 +38,7 @@ def test_godage_scenario_short(tmp_path):
 
 def test_pgc_scenario_energy_balance(tmp_path):
     """000-sim2, 0.1 s: E(0) − E(t) equals the Kelvin–Voigt dissipation ∫ q̇ᵀ D q̇ dt."""
+    import equinox as eqx
     import jax
     import jax.numpy as jnp
 
@@ -49,17 +50,20 @@ def test_pgc_scenario_energy_balance(tmp_path):
     q, qd = traj.q, traj.qd
     assert np.all(np.isfinite(np.asarray(q))) and math.isfinite(s["final_tip_speed_m_s"])
     # independent energy functions (kinetic by one ID call, potential from CoMs + elastic energy)
-    energy = np.asarray(jax.vmap(lambda x, v: kj.kinetic_energy(chain, x, v) + kj.potential_energy(chain, x))(q, qd))
+    def total(c, x, v):
+        return jax.vmap(lambda a, b: kj.kinetic_energy(c, a, b) + kj.potential_energy(c, a))(x, v)
+
+    energy = np.asarray(eqx.filter_jit(total)(chain, q, qd))
     damping = jax.scipy.linalg.block_diag(*(body.damping for _, body in chain.modules))
     power = np.asarray(jnp.einsum("ti,ij,tj->t", qd, damping, qd))
     ts = np.asarray(traj.ts)
     dissipated = np.concatenate([[0.0], np.cumsum(0.5 * (power[1:] + power[:-1]) * np.diff(ts))])
     lost = energy[0] - energy
-    assert lost[-1] > 1e-4  # the arm sags and swings: a few mJ are dissipated, not a trivial balance
-    # energy never increases (rounding allowance 1e-9 J) and its loss matches the dissipation to 2 %
-    # of the total loss (trapezoidal rule on 401 samples; the solver's rtol is 1e-6)
-    assert np.all(np.diff(energy) < 1e-9), np.max(np.diff(energy))
-    assert np.max(np.abs(lost - dissipated)) < 0.02 * lost[-1], (lost[-1], dissipated[-1])
+    assert lost[-1] > 1e-4  # the bent arm swings back: ≈ 0.33 mJ of E(0) ≈ 55 mJ dissipated in 0.1 s
+    # energy never increases (rounding allowance 1e-10 J) and its loss matches the dissipation to
+    # 1e-3 of the total loss (measured 2e-5: trapezoidal rule on 401 samples, solver rtol 1e-6)
+    assert np.all(np.diff(energy) < 1e-10), np.max(np.diff(energy))
+    assert np.max(np.abs(lost - dissipated)) < 1e-3 * lost[-1], (lost[-1], dissipated[-1])
 
 
 SLOW = {"000-sim1"}  # stiff chamber/radius modes: minutes with an explicit solver even for 0.05 s
