@@ -30,8 +30,8 @@ def test_kinematics_closed_form():
 
 @pytest.mark.parametrize("elongation", [False, True])
 def test_finite_and_continuous_at_zero_curvature(elongation):
-    """ID, M, FD and the ID's q-Jacobian at and next to q = 0; with elongation also the ID's
-    q-Hessian and the Jacobians of M and FD.
+    """ID, M, FD and the Jacobians of ID and M at and next to q = 0; with elongation also the ID's
+    q-Hessian and FD's Jacobian.
 
     The ID's q-Hessian at a generic q̈ contains ∂²M/∂q² q̈ and the bias term's, so M's and FD's
     second derivatives add nothing singular (FD = M⁻¹(…) with M SPD); they are left out because
@@ -46,12 +46,15 @@ def test_finite_and_continuous_at_zero_curvature(elongation):
     def id_(q):
         return kj.inverse_dynamics(chain, q, qd, qdd)
 
-    def m_fd(q):
-        return kj.mass_matrix(chain, q), kj.forward_dynamics(chain, q, qd, qdd)
+    def m_(q):
+        return kj.mass_matrix(chain, q)
 
-    fns = [jax.jit(id_), jax.jit(jax.jacfwd(id_)), jax.jit(m_fd)]
+    def fd(q):
+        return kj.forward_dynamics(chain, q, qd, qdd)
+
+    fns = [jax.jit(id_), jax.jit(jax.jacfwd(id_)), jax.jit(m_), jax.jit(jax.jacfwd(m_)), jax.jit(fd)]
     if elongation:  # the elongation model contains the other one (δL = 0): same sin(x)/x series
-        fns += [jax.jit(jax.jacfwd(jax.jacfwd(id_))), jax.jit(jax.jacfwd(m_fd))]
+        fns += [jax.jit(jax.jacfwd(jax.jacfwd(id_))), jax.jit(jax.jacfwd(fd))]
     values = {}
     for eps in (0.0, 1e-9):
         q = jnp.zeros(n).at[1].set(eps).at[-1].set(eps)
