@@ -59,7 +59,7 @@ _NOT_DEFAULT = {
     "tests/benchmarks/test_benchmarks_quick.py": "heavy (~11 min)",
     "tests/bodies/test_lvp.py::test_cavity_volume_closed_form": "heavy (passes, 114 s under load)",
     "tests/bodies/test_lvp.py::test_id_matches_euler_lagrange_alone": "heavy (compile did not finish under load)",
-    "tests/bodies/test_lvp.py::test_body_functions_smooth_at_rest": "unverified",
+    "tests/bodies/test_lvp.py::test_body_functions_smooth_at_rest": "heavy (passes, 135 s under load)",
     "tests/bodies/test_variable_radius.py::test_body_functions_smooth_at_rest": "heavy (passes, 232 s under load)",
     "tests/test_batch.py::test_sharded_equals_unsharded_on_4_host_devices": "heavy (subprocess, ~10 min under load)",
 }
