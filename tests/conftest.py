@@ -51,7 +51,8 @@ def rng():
 # "unverified": written this session but never seen to pass on the final code (see the closing
 # note of the session that wrote them); "heavy": passes but too slow for a 2-core CI run.
 _NOT_DEFAULT = {
-    "tests/optimize/test_trajectory_optimization.py::test_shooting_reaches_target_and_resimulates": "unverified",
+    "tests/optimize/test_trajectory_optimization.py::test_shooting_reaches_target_and_resimulates":
+        "fails: 25 L-BFGS steps lower the cost only 2.1x (2.64e-2 -> 1.23e-2; 50x asserted); 15 min under load",
     "tests/optimize/test_trajectory_optimization.py::test_direct_transcription_with_id":
         "heavy: 2 solves of 2-4 min each (dense Levenberg-Marquardt Jacobian)",
     "tests/identification/test_identification.py::test_optax_simulation_error_loss": "unverified",
