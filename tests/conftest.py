@@ -55,7 +55,7 @@ _NOT_DEFAULT = {
         "fails: 25 L-BFGS steps lower the cost only 2.1x (2.64e-2 -> 1.23e-2; 50x asserted); 15 min under load",
     "tests/optimize/test_trajectory_optimization.py::test_direct_transcription_with_id":
         "heavy: 2 solves of 2-4 min each (dense Levenberg-Marquardt Jacobian)",
-    "tests/identification/test_identification.py::test_optax_simulation_error_loss": "unverified",
+    "tests/identification/test_identification.py::test_optax_simulation_error_loss": "heavy (passes, 549 s under load)",
     "tests/test_notebooks.py::test_notebook_runs[02_trajectory_optimization]": "heavy (~7 min: collocation)",
     "tests/benchmarks/test_benchmarks_quick.py": "heavy (~11 min)",
     "tests/bodies/test_lvp.py::test_cavity_volume_closed_form": "heavy (passes, 114 s under load)",
