@@ -94,7 +94,7 @@ SLOW = {"000-sim1"}  # stiff chamber/radius modes: minutes with an explicit solv
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
-                                  for n in scenarios.names() if n not in ("demo", "003-sim3", "004-godage")])
+                                  for n in scenarios.names() if n not in ("demo", "000-sim2", "003-sim3", "004-godage")])
 def test_other_scenarios_short(name, tmp_path):
     module = scenarios.SCENARIOS[name][0]
     if importlib.util.find_spec(f"kane_jax.scenarios.{module}") is None:
