@@ -81,7 +81,7 @@ def test_pfbl_through_actuation_reference_equals_direct(soft):
 def test_pd_compensation_soft_arm_regulates_to_equilibrium(soft):
     y_goal = jnp.array([0.5, -0.3])
     ctrl = PDCompensation(soft, jnp.array([0.5, 0.0, -0.3, 0.0]), kp=2.0, kd=0.5)
-    traj = simulate(soft, jnp.zeros(4), jnp.zeros(4), 15.0, control=ctrl, saveat=31, rtol=1e-9, atol=1e-11)
+    traj = simulate(soft, jnp.zeros(4), jnp.zeros(4), 8.0, control=ctrl, saveat=31, rtol=1e-9, atol=1e-11)
     err = y_goal[None, :] - traj.q[:, jnp.array([0, 2])]
     assert float(jnp.linalg.norm(err[-1])) < 1e-3 * float(jnp.linalg.norm(err[0]))
     eq = equilibrium(soft, traj.u[-1], traj.q[-1])
