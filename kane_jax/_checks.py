@@ -110,3 +110,11 @@ def vector(x: Any, name: str, n: int) -> jax.Array:
     if arr.shape != (n,):
         raise ValueError(f"`{name}` must have shape ({n},), got shape {arr.shape}.")
     return arr
+
+
+def count(x: Any, name: str, *, minimum: int = 1) -> int:
+    """A Python int ``>= minimum`` (quadrature orders, sample counts); bools are refused."""
+    if not isinstance(x, (int, np.integer)) or isinstance(x, bool) or x < minimum:
+        kind = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
+        raise ValueError(f"`{name}` must be {kind}, got {x!r}.")
+    return int(x)

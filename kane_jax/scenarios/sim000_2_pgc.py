@@ -35,7 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._checks import as_float_array
+from .. import _checks
 from ..algorithms.kinematics import forward_kinematics, tip_jacobian
 from ..bodies.cosserat import CosseratGVS
 from ..bodies.strain_bases import PiecewiseGaussianCurvature
@@ -54,12 +54,6 @@ UP = ((0.0, 0.0, -1.0, 0.0), (0.0, 1.0, 0.0, 0.0), (1.0, 0.0, 0.0, 0.0), (0.0, 0
 LABELS = ("q1 bend (const)", "q2 bend (Gauss)", "q3 bend (const)", "q4 bend (Gauss)", "q5 δL [m]")
 
 
-def _positive_int(value, name: str) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"`{name}` must be a positive int, got {value!r}.")
-    return int(value)
-
-
 def make_chain(*, youngs_modulus: float = 5e6, damping: float = 0.01, order: int = 4, n_radial: int = 1,
                n_angular: int = 3) -> Chain:
     """The two-body conical PGC arm pointing up (paper ``000_…`` §VI-B).
@@ -75,10 +69,9 @@ def make_chain(*, youngs_modulus: float = 5e6, damping: float = 0.01, order: int
     Raises:
         ValueError: non-positive modulus, negative damping or quadrature counts that are not positive ints.
     """
-    order = _positive_int(order, "order")
-    n_angular = _positive_int(n_angular, "n_angular")
-    if not isinstance(n_radial, (int, np.integer)) or isinstance(n_radial, bool) or n_radial < 0:
-        raise ValueError(f"`n_radial` must be a non-negative int, got {n_radial!r}.")
+    order = _checks.count(order, "order")
+    n_angular = _checks.count(n_angular, "n_angular")
+    n_radial = _checks.count(n_radial, "n_radial", minimum=0)
     basis = PiecewiseGaussianCurvature(LENGTH)
     bodies = [CosseratGVS(LENGTH, r0, 1070.0, youngs_modulus, basis=basis, tip_radius=r1, poisson_ratio=0.4,
                           damping=damping, order=order, n_radial=n_radial, n_angular=n_angular)
@@ -153,17 +146,16 @@ def run(t1: float | None = None, out_dir=None, *, youngs_modulus: float = 5e6, d
         ValueError: non-positive ``t1``, bad ``q0`` shape or model options (see :func:`make_chain`).
     """
     wall = time.perf_counter()
-    t1 = T1 if t1 is None else float(as_float_array(t1, "t1", ()))
+    t1 = T1 if t1 is None else float(_checks.as_float_array(t1, "t1", ()))
     if not t1 > 0:
         raise ValueError(f"`t1` must be a positive time [s], got {t1}.")
-    if _positive_int(n_save, "n_save") < 2:
-        raise ValueError(f"`n_save` must be >= 2, got {n_save}.")
+    n_save = _checks.count(n_save, "n_save", minimum=2)
     out = output_dir(out_dir, NAME)
     chain = make_chain(youngs_modulus=youngs_modulus, damping=damping, order=order, n_radial=n_radial,
                        n_angular=n_angular)
     q_init, qd_init = initial_state(chain, q0)
     traj, info = timed_simulate(chain, q_init, qd_init, t1, solver=solver, rtol=rtol, atol=atol,
-                                n_save=int(n_save))
+                                n_save=n_save)
     check_finite(traj, NAME)
     ts = np.asarray(traj.ts)
     q = np.asarray(traj.q)

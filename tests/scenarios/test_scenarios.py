@@ -3,9 +3,13 @@
 import importlib.util
 import math
 
+import equinox as eqx
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import kane_jax as kj
 from kane_jax import scenarios
 
 
@@ -38,12 +42,6 @@ def test_godage_scenario_short(tmp_path):
 
 def test_pgc_scenario_energy_balance(tmp_path):
     """000-sim2, 0.1 s: E(0) − E(t) equals the Kelvin–Voigt dissipation ∫ q̇ᵀ D q̇ dt."""
-    import equinox as eqx
-    import jax
-    import jax.numpy as jnp
-
-    import kane_jax as kj
-
     s = scenarios.load("000-sim2").run(t1=0.1, out_dir=tmp_path, n_save=401, return_trajectory=True)
     chain, traj = s.pop("chain"), s.pop("trajectory")
     _files_ok(s)
@@ -69,10 +67,6 @@ def test_pgc_scenario_energy_balance(tmp_path):
 @pytest.mark.slow  # 6 s of simulated time: 22 000 explicit steps, ≈ 4 min on 2 loaded cores
 def test_pgc_scenario_settles_to_static_equilibrium(tmp_path):
     """000-sim2, full horizon: the arm settles within ≈ 5 s onto the equilibrium found by Newton on the ID."""
-    import jax.numpy as jnp
-
-    import kane_jax as kj
-
     s = scenarios.load("000-sim2").run(out_dir=tmp_path, return_trajectory=True)
     chain = s.pop("chain")
     s.pop("trajectory")
@@ -93,8 +87,11 @@ def test_pgc_scenario_settles_to_static_equilibrium(tmp_path):
 SLOW = {"000-sim1"}  # stiff chamber/radius modes: minutes with an explicit solver even for 0.05 s
 
 
+OWN_TESTS = ("demo", "000-sim2", "003-sim3", "004-godage")  # covered by the dedicated tests above / test_cli
+
+
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
-                                  for n in scenarios.names() if n not in ("demo", "000-sim2", "003-sim3", "004-godage")])
+                                  for n in scenarios.names() if n not in OWN_TESTS])
 def test_other_scenarios_short(name, tmp_path):
     module = scenarios.SCENARIOS[name][0]
     if importlib.util.find_spec(f"kane_jax.scenarios.{module}") is None:
