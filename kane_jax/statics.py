@@ -19,6 +19,7 @@ import jax.scipy.linalg as jsl
 import lineax as lx
 import optimistix as optx
 
+from . import _checks
 from ._types import Array, Config, Float, Vec3
 from .actuation._base import actuation_force, actuation_matrix
 from .algorithms.inverse_dynamics import inverse_dynamics
@@ -133,8 +134,7 @@ def equilibrium(chain: Chain, u, q_guess, *, rtol: float | None = None, atol: fl
     atol = (1e-12 if double else 1e-6) if atol is None else float(atol)
     if not (rtol >= 0 and atol > 0):
         raise ValueError(f"`rtol` must be >= 0 and `atol` > 0, got rtol={rtol}, atol={atol}.")
-    if not isinstance(max_steps, int) or max_steps < 1:
-        raise ValueError(f"`max_steps` must be a positive int, got {max_steps!r}.")
+    _checks.count(max_steps, "max_steps")
     return _solve(chain, u.astype(dtype), q0, rtol, atol, max_steps, jnp.asarray(bool(throw)), gravity, tip_force,
                   tip_torque)
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Callable, Union
 
 import equinox as eqx
 import jax.numpy as jnp
-import numpy as np
 
+from .. import _checks
 from .._types import Array, Config, Float
 from ._base import AbstractActuator
 
@@ -44,10 +44,8 @@ class PneumaticChambers(AbstractActuator):
     nu: int = eqx.field(static=True)
 
     def __init__(self, module: int, n_chambers: int = 2, *, volume=None):
-        if not isinstance(module, (int, np.integer)) or module < 0:
-            raise ValueError(f"`module` must be a non-negative int, got {module!r}.")
-        if not isinstance(n_chambers, (int, np.integer)) or n_chambers < 1:
-            raise ValueError(f"`n_chambers` must be a positive int, got {n_chambers!r}.")
+        _checks.count(module, "module", minimum=0)
+        _checks.count(n_chambers, "n_chambers")
         if volume is not None and not isinstance(volume, str) and not callable(volume):
             raise TypeError(f"`volume` must be None, a method name or a callable (body, q) -> V, got {type(volume).__name__}.")
         self.module, self.nu, self.volume = int(module), int(n_chambers), volume

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _checks
 from .._types import Array, Config, Float
 from ..bodies._base import AbstractSoftBody
 from ..bodies.quadrature import gauss_legendre
@@ -94,8 +95,7 @@ class Tendon(AbstractActuator):
                     raise ValueError(f"`offsets[{j}]` must be a (y, z) pair, got shape {arr.shape}.")
                 fns.append(None)
                 consts.append(arr)
-        if not isinstance(order, (int, np.integer)) or order < 1:
-            raise ValueError(f"`order` must be a positive int, got {order!r}.")
+        _checks.count(order, "order")
         self.modules, self.offsets, self.constant_offsets = idx, tuple(fns), tuple(consts)
         self.order, self.nu = int(order), 1
 

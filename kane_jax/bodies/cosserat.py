@@ -133,8 +133,7 @@ def _rod_points(mat: _Material, order: int, n_radial: int, n_angular: int):
 
 
 def _check_order(order, name="order"):
-    if not isinstance(order, (int, np.integer)) or isinstance(order, bool) or order < 1:
-        raise ValueError(f"`{name}` must be a positive int, got {order!r}.")
+    _checks.count(order, name)
     return int(order)
 
 

@@ -142,8 +142,7 @@ def godage_arm(n_sections: int = 3, *, length=0.15, radius=0.0125, mass=0.1, sti
     from ..actuation.godage import GodagePressureActuator
     from ..chain import Chain
 
-    if not isinstance(n_sections, (int, np.integer)) or isinstance(n_sections, bool) or n_sections < 1:
-        raise ValueError(f"`n_sections` must be a positive int, got {n_sections!r}.")
+    _checks.count(n_sections, "n_sections")
     n = int(n_sections)
     pars = {k: _per_section(v, n, k) for k, v in dict(length=length, radius=radius, mass=mass, stiffness=stiffness,
                                                       damping=damping, offset=offset, twist=twist).items()}

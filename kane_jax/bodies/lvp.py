@@ -32,8 +32,7 @@ def tube_rule(length, radius, inner_radius, *, order: int, n_radial: int, n_angu
     ``< n_angular`` in the angle.
     """
     for name, n in (("order", order), ("n_radial", n_radial), ("n_angular", n_angular)):
-        if not isinstance(n, (int, np.integer)) or n < 1:
-            raise ValueError(f"`{name}` must be a positive int, got {n!r}.")
+        _checks.count(n, name)
     xs, ws = gauss_legendre(order)
     xr, wr = gauss_legendre(n_radial)
     ang = 2 * np.pi * (np.arange(n_angular) + 0.5) / n_angular

@@ -9,13 +9,13 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _checks
 from .._types import Array, Float
 
 
 def gauss_legendre(order: int) -> tuple[np.ndarray, np.ndarray]:
     """Gauss–Legendre nodes and weights on [0, 1] (exact for polynomials of degree 2·order − 1)."""
-    if not isinstance(order, (int, np.integer)) or order < 1:
-        raise ValueError(f"`order` must be a positive int, got {order!r}.")
+    _checks.count(order, "order")
     x, w = np.polynomial.legendre.leggauss(int(order))
     return 0.5 * (x + 1.0), 0.5 * w
 

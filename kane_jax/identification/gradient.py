@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from .. import _checks
 from .._types import Array
 from ..chain import Chain
 from ..simulation.simulate import simulate
@@ -99,8 +100,7 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: optax.GradientTrans
     Raises:
         ValueError: ``steps < 1``.
     """
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"`steps` must be a positive int, got {steps!r}.")
+    _checks.count(steps, "steps")
     optimizer = optax.lbfgs() if optimizer is None else optimizer
     scale = jax.tree.map(lambda p: jnp.where(p == 0, 1.0, p), params0) if relative else None
     to_params = ((lambda x: jax.tree.map(lambda p, s, xi: p + s * xi, params0, scale, x)) if relative
