@@ -22,127 +22,30 @@ to tip (conical rods); mass points are a Gauss rule on each section.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .. import _checks
 from .._math import se3_exp
 from .._types import Array, Config, Float, Pose, Vec3, Vec6
 from ._base import AbstractSoftBody
-from .quadrature import disk_rule, gauss_legendre
+from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, se3_bracket, section_properties: public here too)
+    _C1,
+    _C2,
+    STRAIN_NAMES,
+    _check_order,
+    _material,
+    _moduli,
+    _rest_strain,
+    _rod_points,
+    _section_point,
+    se3_bracket,
+    section_properties,
+    strain_mask,
+)
+from .quadrature import gauss_legendre
 from .strain_bases import AbstractFullBasis, AbstractStrainBasis
-
-STRAIN_NAMES = ("twist", "bend_y", "bend_z", "stretch", "shear_y", "shear_z")
-_REST = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
-_C1, _C2 = 0.5 - np.sqrt(3) / 6, 0.5 + np.sqrt(3) / 6  # 2-point Gauss nodes on [0, 1]
-
-
-def strain_mask(strains) -> tuple[bool, ...]:
-    """Normalize a strain selection to a 6-tuple of bools in the order of :data:`STRAIN_NAMES`.
-
-    Accepts a length-6 mask of bools/0-1 ints, or a sequence of names from :data:`STRAIN_NAMES`.
-    """
-    items = list(strains)
-    if items and all(isinstance(x, str) for x in items):
-        bad = [x for x in items if x not in STRAIN_NAMES]
-        if bad:
-            raise ValueError(f"`strains` names must be among {STRAIN_NAMES}, got {bad}.")
-        mask = tuple(n in items for n in STRAIN_NAMES)
-    else:
-        if len(items) != 6 or any(x not in (0, 1, True, False) for x in items):
-            raise ValueError(f"`strains` must be a length-6 mask of bools or a sequence of names "
-                             f"from {STRAIN_NAMES}, got {strains!r}.")
-        mask = tuple(bool(x) for x in items)
-    if not any(mask):
-        raise ValueError(f"`strains` must activate at least one strain, got {strains!r}.")
-    return mask
-
-
-def se3_bracket(x1: Vec6, x2: Vec6) -> Vec6:
-    """Lie bracket ``[x̂₁, x̂₂]^∨ = (ω₁ × ω₂, ω₁ × v₂ − ω₂ × v₁)`` of twists ``(ω, v)``."""
-    return jnp.concatenate([jnp.cross(x1[:3], x2[:3]), jnp.cross(x1[:3], x2[3:]) - jnp.cross(x2[:3], x1[3:])])
-
-
-def section_properties(radius: Array) -> tuple[Array, Array, Array]:
-    """Area ``π r²``, second moment ``π r⁴/4`` and polar moment ``π r⁴/2`` of a disk."""
-    return jnp.pi * radius**2, jnp.pi * radius**4 / 4, jnp.pi * radius**4 / 2
-
-
-class _Material(NamedTuple):
-    """Validated geometry and material of a (possibly conical) circular rod."""
-
-    length: Array
-    radius: Array
-    tip_radius: Array
-    density: Array
-    youngs: Array
-    shear: Array
-    eta: Array
-
-
-def _material(length, radius, tip_radius, density, youngs_modulus, poisson_ratio, shear_modulus, damping):
-    names = ("length", "radius", "density", "youngs_modulus")
-    vals = [_checks.as_float_array(v, n, ()) for v, n in zip((length, radius, density, youngs_modulus), names)]
-    for v, n in zip(vals, names):
-        _checks.positive(v, n)
-    length, radius, density, youngs = vals
-    if tip_radius is None:
-        tip = radius
-    else:
-        tip = _checks.as_float_array(tip_radius, "tip_radius", ())
-        _checks.positive(tip, "tip_radius")
-    if shear_modulus is None:
-        nu = _checks.as_float_array(poisson_ratio, "poisson_ratio", ())
-        if _checks.is_concrete(nu) and not (-1.0 < float(nu) <= 0.5):
-            raise ValueError(f"`poisson_ratio` must lie in (-1, 0.5], got {float(nu)}.")
-        shear = youngs / (2 * (1 + nu))
-    else:
-        shear = _checks.as_float_array(shear_modulus, "shear_modulus", ())
-        _checks.positive(shear, "shear_modulus")
-    eta = _checks.as_float_array(damping, "damping", ())
-    _checks.nonnegative(eta, "damping")
-    return _Material(length, radius, tip, density, youngs, shear, eta)
-
-
-def _radius_at(mat: _Material, sigma):
-    return mat.radius + (mat.tip_radius - mat.radius) * sigma
-
-
-def _moduli(mat: _Material, sigma) -> Float[Array, " 6"]:
-    """``diag H(σ) = (G J, E I, E I, E A, G A, G A)`` at normalized arc length σ."""
-    area, second, polar = section_properties(_radius_at(mat, sigma))
-    e, g = mat.youngs, mat.shear
-    return jnp.stack([g * polar, e * second, e * second, e * area, g * area, g * area])
-
-
-def _rod_points(mat: _Material, order: int, n_radial: int, n_angular: int):
-    """Arc-major tensor rule ``(σ, y, z)`` on a conical rod and the rest volumes ``dV = A(σ) L dσ``."""
-    xs, ws = gauss_legendre(order)
-    unit, unit_area = disk_rule(jnp.ones((), dtype=mat.radius.dtype), n_radial, n_angular)
-    r = _radius_at(mat, jnp.asarray(xs, dtype=mat.radius.dtype))  # (order,)
-    m = unit.shape[0]
-    yz = (r[:, None, None] * unit[None]).reshape(-1, 2)
-    sigma = jnp.repeat(jnp.asarray(xs, dtype=yz.dtype), m)
-    points = jnp.concatenate([sigma[:, None], yz], axis=1)
-    vol = (jnp.asarray(ws)[:, None] * r[:, None] ** 2 * unit_area[None, :]).reshape(-1) * mat.length
-    return points, vol, m
-
-
-def _check_order(order, name="order"):
-    _checks.count(order, name)
-    return int(order)
-
-
-def _rest_strain(rest_strain):
-    return _checks.as_float_array(_REST if rest_strain is None else rest_strain, "rest_strain", (6,))
-
-
-def _section_point(rot, trans, s):
-    return trans + rot[:, 1] * s[1] + rot[:, 2] * s[2]
 
 
 class CosseratPCS(AbstractSoftBody):

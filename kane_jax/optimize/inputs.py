@@ -44,6 +44,13 @@ class InputSequence(eqx.Module):
     def n_knots(self) -> int:
         return self.values.shape[0]
 
+    @property
+    def jump_times(self) -> Float[Array, " J"]:
+        """Interior knot times, where ``u`` jumps (zoh) or kinks (linear): ``jump_ts`` for adaptive solves."""
+        k = self.values.shape[0]
+        intervals = k if self.kind == "zoh" else k - 1
+        return self.t1 * jnp.arange(1, intervals, dtype=self.values.dtype) / intervals
+
     def __call__(self, t) -> Array:
         k = self.values.shape[0]
         if self.kind == "zoh":

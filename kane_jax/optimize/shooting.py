@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -31,18 +32,41 @@ class ShootingResult(NamedTuple):
 
 def rollout(chain: Chain, q0: Config, qd0: Config, inputs: InputSequence, *, substeps: int = 2,
             solver=None) -> Trajectory:
-    """Simulate ``inputs`` with constant steps aligned to the knots, saving at every knot time.
+    """Simulate ``inputs`` with ``substeps`` constant steps per input interval, saving at every knot.
 
-    ``substeps`` integration steps per input interval ``h = t1 / K``; the same function re-simulates
-    optimized inputs for checking.
+    A zero-order hold is integrated interval by interval (a ``lax.scan`` of solves with a constant
+    input), so no Runge–Kutta stage ever sees the next interval's value at a knot: the rollout keeps
+    the solver's order (evaluating the piecewise-constant ``u(t)`` inside one solve would be first
+    order only). A linear input is continuous and integrated in one solve. The same function
+    re-simulates optimized inputs for checking.
+
+    Raises:
+        ValueError: ``substeps`` not a positive int.
     """
     if not isinstance(substeps, int) or substeps < 1:
         raise ValueError(f"`substeps` must be a positive int, got {substeps!r}.")
     k = inputs.n_knots
-    intervals = k if inputs.kind == "zoh" else k - 1
-    dt = inputs.t1 / (intervals * substeps)
-    return simulate(chain, q0, qd0, inputs.t1, control=inputs, saveat=intervals + 1, adaptive=False,
-                    dt0=dt, solver=solver, max_steps=intervals * substeps + 8)
+    if inputs.kind == "linear":
+        dt = inputs.t1 / ((k - 1) * substeps)
+        return simulate(chain, q0, qd0, inputs.t1, control=inputs, saveat=k, adaptive=False, dt0=dt,
+                        solver=solver, max_steps=(k - 1) * substeps + 8)
+    q0 = chain.check_state(q0, "q0")
+    qd0 = chain.check_state(qd0, "qd0")
+    h = inputs.t1 / k
+
+    def interval(carry, u):
+        q, qd, res = carry
+        tr = simulate(chain, q, qd, h, control=u, saveat=2, adaptive=False, dt0=h / substeps,
+                      solver=solver, max_steps=substeps + 4, throw=False)
+        res = diffrax.RESULTS.where(res == diffrax.RESULTS.successful, tr.result, res)  # keep the first failure
+        return (tr.q[-1], tr.qd[-1], res), (tr.q[-1], tr.qd[-1], tr.stats["num_steps"])
+
+    init = (q0, qd0.astype(q0.dtype), diffrax.RESULTS.successful)
+    (_, _, result), (qs, qds, steps) = jax.lax.scan(interval, init, inputs.values)
+    return Trajectory(jnp.linspace(0.0, inputs.t1, k + 1, dtype=q0.dtype), jnp.concatenate([q0[None], qs]),
+                      jnp.concatenate([qd0[None].astype(q0.dtype), qds]),
+                      jnp.concatenate([inputs.values, inputs.values[-1:]]).astype(q0.dtype), result,
+                      {"num_steps": jnp.sum(steps)})
 
 
 def tip_reaching_cost(chain: Chain, target, *, effort: float = 1e-3, velocity: float = 1e-2) -> Callable:
@@ -84,6 +108,10 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
     Raises:
         ValueError: states of the wrong shape, inputs whose width is not the chain's input size,
             ``steps < 1``.
+        FloatingPointError: the cost or its gradient became non-finite, almost always a fixed step
+            ``h = t1 / (K · substeps)`` beyond the explicit solver's stability limit (a stiff soft
+            mode with eigenvalue ``λ`` needs ``|λ| h ≲ 3`` for Tsit5): raise ``substeps`` or pass an
+            implicit ``solver``.
     """
     q0 = chain.check_state(q0, "q0")
     qd0 = chain.check_state(qd0, "qd0")
@@ -109,8 +137,16 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
 
     opt_state = optimizer.init(eqx.filter(inputs, eqx.is_array))
     losses = []
-    for _ in range(steps):
-        inputs, opt_state, value = step(inputs, opt_state)
+    for k in range(steps):
+        new, opt_state, value = step(inputs, opt_state)
+        if not (bool(jnp.isfinite(value)) and all(bool(jnp.all(jnp.isfinite(x))) for x in
+                                                  jax.tree.leaves(eqx.filter(new, eqx.is_array)))):
+            h = inputs.t1 / ((inputs.n_knots if inputs.kind == "zoh" else inputs.n_knots - 1) * substeps)
+            raise FloatingPointError(
+                f"shooting: the cost or its gradient is not finite at iteration {k} (cost {float(value)}); "
+                f"the rollout's fixed step h = {h:.3g} s is probably beyond the solver's stability limit "
+                f"for this chain's stiffest mode: raise `substeps` (now {substeps}) or pass an implicit `solver`.")
+        inputs = new
         losses.append(value)
     final = rollout(chain, q0, qd0, inputs, substeps=substeps, solver=solver)
     losses.append(cost(final, inputs))

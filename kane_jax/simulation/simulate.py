@@ -162,15 +162,17 @@ def _implicit_field(t, y, args):
 # --- the solve -----------------------------------------------------------------------------------
 
 @eqx.filter_jit
-def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter):
+def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter, jumps):
     dtype = y0[0].dtype
     if tolerances is None:
         controller = diffrax.ConstantStepSize()
     else:
         # a step below 1e-13 of the horizon means the state went non-finite or the problem is far
         # too stiff: stop with RESULTS.dt_min_reached instead of burning max_steps
-        controller = diffrax.PIDController(rtol=tolerances[0], atol=tolerances[1], dtmin=1e-13 * (t1 - t0),
-                                           force_dtmin=False)
+        # (not with jump_ts: a step clipped to end at a jump may legitimately be that short)
+        dtmin = 1e-13 * (t1 - t0) if jumps is None else None
+        controller = diffrax.PIDController(rtol=tolerances[0], atol=tolerances[1], dtmin=dtmin, force_dtmin=False,
+                                           jump_ts=jumps)
     size = chain.nu if chain.nu else chain.nq
     law = _control_law(control, size, dtype)
     if isinstance(solver, (diffrax.KenCarp3, diffrax.KenCarp4, diffrax.KenCarp5)):
@@ -202,7 +204,7 @@ def simulate(
     chain: Chain, q0: Config, qd0: Config, t1: float, *, control: Any = None, t0: float = 0.0,
     saveat: Any = None, n_save: int = 201, solver: Any = None, dt0: float | None = None, rtol: float = 1e-6,
     atol: float = 1e-8, adaptive: bool = True, max_steps: int = 100_000, adjoint: Any = None,
-    progress: bool = False, throw: bool = True,
+    progress: bool = False, throw: bool = True, jump_ts: Any = None,
 ) -> Trajectory:
     """Integrate the chain's dynamics from ``(q0, q̇0)`` at ``t0`` to ``t1`` with diffrax.
 
@@ -238,6 +240,10 @@ def simulate(
         throw: True raises on solver failure (max steps; step size below 1e-13 of the horizon,
             which is what non-finite states cause); False returns the trajectory with ``result``
             set — check ``traj.success``.
+        jump_ts: times where ``control`` jumps or kinks (adaptive steps end exactly there instead of
+            being rejected across them); default ``control.jump_times`` when the control has it
+            (:class:`~kane_jax.optimize.InputSequence`: its interior knots). With jumps the
+            1e-13 minimum step is off, so a non-finite state ends at ``max_steps`` instead.
 
     Returns:
         :class:`Trajectory` with ``ts, q, qd, u, result, stats``.
@@ -298,5 +304,7 @@ def simulate(
         except ImportError:
             meter = diffrax.TextProgressMeter()
     dt0_ = None if dt0 is None else jnp.asarray(dt0, dtype=dtype)
+    jump_ts = getattr(control, "jump_times", None) if jump_ts is None else jump_ts
+    jumps = None if jump_ts is None or not adaptive else jnp.asarray(jump_ts, dtype=dtype).reshape(-1)
     return _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), bool(throw),
-                  meter)
+                  meter, jumps)

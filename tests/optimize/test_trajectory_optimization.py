@@ -29,12 +29,13 @@ def test_shooting_reaches_target_and_resimulates(arm, target):
     _, p_target = target
     cost = tip_reaching_cost(arm, p_target, effort=1e-4, velocity=1e-3)
     init = InputSequence(jnp.zeros((10, 1)), 1.0, kind="zoh")
-    res = shooting(arm, jnp.zeros(2), jnp.zeros(2), cost, init, optimizer=optax.lbfgs(), steps=25, substeps=4)
+    # h = 1/80 s: the stiff soft mode (λ ≈ -126 1/s at rest) needs |λ| h ≲ 3 for Tsit5; h = 1/40 diverged
+    res = shooting(arm, jnp.zeros(2), jnp.zeros(2), cost, init, optimizer=optax.adam(0.05), steps=200, substeps=8)
     losses = np.asarray(res.losses)
     print(f"shooting cost {losses[0]:.3e} -> {losses[-1]:.3e} ({losses[0] / losses[-1]:.0f}x)")
-    assert losses[-1] < losses[0] / 50  # stated factor: at least 50x
+    assert losses[-1] < losses[0] / 50  # stated factor: at least 50x (measured 4.9e3x: 2.64e-2 -> 5.3e-6)
     tip = kj.tip_pose(arm, res.trajectory.q[-1])[:3, 3]
-    assert float(jnp.linalg.norm(tip - p_target)) < 1e-2  # 1 cm
+    assert float(jnp.linalg.norm(tip - p_target)) < 1e-2  # 1 cm (measured 2.1 mm)
     # independent re-simulation: adaptive Tsit5 at tight tolerance instead of the fixed-step rollout
     check = simulate(arm, jnp.zeros(2), jnp.zeros(2), 1.0, control=res.inputs, saveat=11, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(check.q, res.trajectory.q, atol=2e-3)
@@ -78,5 +79,9 @@ def test_bad_inputs(arm):
         shooting(arm, jnp.zeros(2), jnp.zeros(2), lambda t, i: 0.0, InputSequence(jnp.zeros((4, 2)), 1.0))
     with pytest.raises(ValueError, match="n_intervals"):
         transcribe(arm, jnp.zeros(2), jnp.zeros(2), 1.0, 1)
+    # a non-finite cost or gradient (e.g. a diverging fixed-step rollout) is a clear error, not NaN inputs
+    with pytest.raises(FloatingPointError, match="substeps"):
+        shooting(arm, jnp.zeros(2), jnp.zeros(2), lambda traj, inp: jnp.sqrt(-1.0 - jnp.sum(inp.values**2)),
+                 InputSequence(jnp.full((4, 1), 0.5), 1.0), steps=2)
     with pytest.raises(ValueError, match="substeps"):
         rollout(arm, jnp.zeros(2), jnp.zeros(2), InputSequence(jnp.zeros((4, 1)), 1.0), substeps=0)
