@@ -51,6 +51,14 @@ class AbstractJoint(eqx.Module):
         """Pose of the joint's output frame in the previous distal frame: ``placement · motion(q)``."""
         return self.placement @ self.motion(q)
 
+    def screw_axis(self) -> Array | None:
+        """Constant unit twist ``(ω, v)`` of a one-coordinate screw joint in its placement frame, else None.
+
+        ``motion(q) = exp(q ξ̂)`` for these joints, so a rigid module's relative motion has a closed
+        form (:func:`kane_jax.algorithms._terms.module_terms`) instead of nested autodiff.
+        """
+        return None
+
     def internal_force(self, q: Config, qd: Config) -> Config:
         """Spring and damper generalized force ``K q + D q̇`` on the joint coordinates."""
         return self.stiffness @ q + self.damping @ qd
@@ -82,6 +90,9 @@ class Revolute(AbstractJoint):
     def motion(self, q: Config) -> Pose:
         return make_pose(rot_axis(self.axis, q[0]), jnp.zeros(3, dtype=q.dtype))
 
+    def screw_axis(self) -> Array:
+        return jnp.concatenate([self.axis, jnp.zeros_like(self.axis)])
+
 
 class Prismatic(AbstractJoint):
     """Translation by ``q`` [m] along the unit ``axis``."""
@@ -98,6 +109,9 @@ class Prismatic(AbstractJoint):
 
     def motion(self, q: Config) -> Pose:
         return translation(q[0] * self.axis)
+
+    def screw_axis(self) -> Array:
+        return jnp.concatenate([jnp.zeros_like(self.axis), self.axis])
 
 
 class Helical(AbstractJoint):
@@ -117,6 +131,9 @@ class Helical(AbstractJoint):
 
     def motion(self, q: Config) -> Pose:
         return make_pose(rot_axis(self.axis, q[0]), self.pitch * q[0] * self.axis)
+
+    def screw_axis(self) -> Array:
+        return jnp.concatenate([self.axis, self.pitch * self.axis])
 
 
 class Fixed(AbstractJoint):

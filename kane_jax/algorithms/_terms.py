@@ -41,6 +41,25 @@ def _pad_rows(x: Array, front: int, total: int) -> Array:
     return jnp.pad(x, pad)
 
 
+def _screw_motion(joint: AbstractJoint, screw, body: AbstractBody, q: Config, qd: Config, qdd: Config):
+    """Closed-form relative motion of a rigid module on a one-coordinate screw joint.
+
+    ``X(q) = P exp(q ξ̂) T`` with constant ``P``, ``ξ = (ω_a, v_a)``, ``T``: in ``{S_{i-1}}`` the
+    joint twist is ``S = Ad_P ξ = (ω, v)`` with ``ω = R_P ω_a``, ``v = R_P v_a + p_P × ω``, and
+    ``Ẋ X⁻¹ = Ŝ q̇``, hence ``ω_rel = ω q̇``, ``ω̇_rel = ω q̈``, ``ṫ = s q̇`` with ``s = ω × t + v``,
+    ``ẗ = s q̈ + ω × s q̇²``, ``Pv = sᵀ R``, ``Pω = ωᵀ R`` (DESIGN §3.1 without autodiff).
+    """
+    pose = joint.transform(q) @ body.tip(q[1:])
+    rot, trans = pose[:3, :3], pose[:3, 3]
+    rp, pp = joint.placement[:3, :3], joint.placement[:3, 3]
+    w = rp @ screw[:3]
+    v = rp @ screw[3:] + jnp.cross(pp, w)
+    s = jnp.cross(w, trans) + v
+    qd1, qdd1 = qd[0], qdd[0]
+    return (rot, trans, w * qd1, w * qdd1, s * qd1, s * qdd1 + jnp.cross(w, s) * qd1**2, (s @ rot)[None],
+            (w @ rot)[None])
+
+
 def module_terms(
     joint: AbstractJoint, body: AbstractBody, q: Config, qd: Config, qdd: Config, n_max: int,
     *, internal: bool = True,
@@ -48,6 +67,12 @@ def module_terms(
     """Local terms of one module for the motion ``(q, q̇, q̈)`` of its coordinates."""
     nj = joint.nq
     qj, qb = q[:nj], q[nj:]
+    screw = joint.screw_axis() if (nj == 1 and body.nq == 0) else None
+    if screw is not None:
+        rot, trans, omega_rel, domega_rel, trans_d, trans_dd, proj_v, proj_w = _screw_motion(
+            joint, screw, body, q, qd, qdd)
+        return _assemble(joint, body, q, qd, qdd, n_max, internal, rot, trans, omega_rel, domega_rel, trans_d,
+                         trans_dd, proj_v, proj_w)
 
     def frame(x):
         pose = joint.transform(x[:nj]) @ body.tip(x[nj:])
@@ -64,7 +89,14 @@ def module_terms(
     domega_rel = vee(rot_dd @ rot.T + rot_d @ rot_d.T)
     proj_v = d_trans.T @ rot
     proj_w = jax.vmap(lambda dr: vee(dr @ rot.T))(jnp.moveaxis(d_rot, -1, 0)).reshape(-1, 3) @ rot
+    return _assemble(joint, body, q, qd, qdd, n_max, internal, rot, trans, omega_rel, domega_rel, trans_d,
+                     trans_dd, proj_v, proj_w)
 
+
+def _assemble(joint, body, q, qd, qdd, n_max, internal, rot, trans, omega_rel, domega_rel, trans_d, trans_dd,
+              proj_v, proj_w) -> ModuleTerms:
+    nj = joint.nq
+    qj, qb = q[:nj], q[nj:]
     mom = body.moments(qb, qd[nj:], qdd[nj:])
     n = q.shape[0]
     mom = mom._replace(**{f: _pad_rows(getattr(mom, f), nj, n_max) for f in
