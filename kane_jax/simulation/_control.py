@@ -1,0 +1,70 @@
+"""Control inputs of :func:`kane_jax.simulate`: a constant, ``u(t)`` or a feedback law ``u(t, q, q̇)``.
+
+Every accepted form becomes one law ``(t, q, q̇) -> u``, checked once by shape evaluation, and is
+mapped to generalized forces through the chain's actuators (``000_…`` eq. 57).
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._types import Array, Config
+from ..actuation._base import actuation_force
+from ..chain import Chain
+
+
+def _arity(fn: Callable) -> int:
+    """Number of positional parameters a control callable takes (1: ``u(t)``, 3: ``u(t, q, q̇)``)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return 3
+    params = [p for p in sig.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == p.VAR_POSITIONAL for p in sig.parameters.values()):
+        return 3
+    required = [p for p in params if p.default is p.empty]
+    if len(required) == 1 or len(params) == 1:
+        return 1
+    if len(params) >= 3:
+        return 3
+    raise TypeError(f"`control` must be u(t) or u(t, q, qd), got a callable taking {len(params)} arguments.")
+
+
+def _control_law(control: Any, size: int, dtype) -> Callable[[Array, Config, Config], Array]:
+    """Turn ``control`` (None, constant, ``u(t)`` or ``u(t, q, q̇)``) into ``(t, q, q̇) -> u``."""
+    if control is None:
+        return lambda t, q, qd: jnp.zeros((0,), dtype=dtype)
+    if callable(control) and not eqx.is_array(control):
+        law = (lambda t, q, qd: control(t)) if _arity(control) == 1 else control
+        return lambda t, q, qd: jnp.atleast_1d(jnp.asarray(law(t, q, qd), dtype=dtype))
+    value = jnp.asarray(control, dtype=dtype)
+    if value.shape != (size,):
+        raise ValueError(f"`control` must be a constant of shape ({size},), u(t) or u(t, q, qd); got shape "
+                         f"{value.shape}.")
+    return lambda t, q, qd: value
+
+
+def _check_law(law, size: int, nq: int, dtype) -> None:
+    t = jax.ShapeDtypeStruct((), dtype)
+    x = jax.ShapeDtypeStruct((nq,), dtype)
+    try:
+        out = jax.eval_shape(law, t, x, x)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"`control` failed on (t, q, qd) of shapes ((), ({nq},), ({nq},)): {err}") from None
+    if out.shape not in ((size,), (0,)):
+        raise ValueError(f"`control` must return shape ({size},), got shape {out.shape}.")
+
+
+def generalized_input(chain: Chain, q: Config, u: Array) -> Config:
+    """``Q_a = A(q)ᵀ u`` through the chain's actuators, or ``u`` itself when ``chain.nu == 0``."""
+    if u.shape == (0,):
+        return jnp.zeros_like(q)
+    if chain.nu == 0:
+        return u
+    return actuation_force(chain, q, u)
