@@ -59,8 +59,8 @@ def report(summary: dict) -> str:
     if "sim_time_s" in summary:
         lines.append(
             f"  simulated {summary['sim_time_s']:.3g} s in {summary['run_s']:.3g} s of run time "
-            f"(+ {summary['compile_s']:.3g} s compile): real-time factor {summary['real_time_factor']:.3g}x, "
-            f"{summary.get('steps', '?')} steps")
+            f"(+ {summary['compile_s']:.3g} s compile): real-time factor {summary['real_time_factor']:.3g}x"
+            + (f", {summary['steps']} steps" if "steps" in summary else ""))
     lines.append(f"  total wall time {summary['wall_s']:.3g} s")
     for key, val in summary.items():
         if key in ("name", "description", "files", "sim_time_s", "run_s", "compile_s", "real_time_factor",

@@ -90,6 +90,7 @@ def run(t1: float | None = None, out_dir=None, *, experiments=(1, 2, 3)) -> dict
     files = []
     plt = plotting._pyplot()
     total_sim = total_run = 0.0
+    total_steps = 0
     compile_s = None
     for e in experiments:
         steps, duration = EXPERIMENTS[e]
@@ -99,6 +100,7 @@ def run(t1: float | None = None, out_dir=None, *, experiments=(1, 2, 3)) -> dict
         compile_s = info["compile_s"] if compile_s is None else compile_s
         total_sim += info["sim_time_s"]
         total_run += info["run_s"]
+        total_steps += info["steps"]
         summary[f"exp{e}_sim_s"] = info["sim_time_s"]
         summary[f"exp{e}_run_s"] = info["run_s"]
         summary[f"exp{e}_real_time_factor"] = info["real_time_factor"]
@@ -130,6 +132,6 @@ def run(t1: float | None = None, out_dir=None, *, experiments=(1, 2, 3)) -> dict
         files.append(path)
         summary[f"exp{e}_final_tip_m"] = [float(x) for x in tips[-1, 2]]
     summary.update(compile_s=compile_s, run_s=total_run, sim_time_s=total_sim,
-                   real_time_factor=total_sim / total_run, wall_s=time.perf_counter() - wall,
+                   real_time_factor=total_sim / total_run, steps=total_steps, wall_s=time.perf_counter() - wall,
                    files=[str(f) for f in files])
     return summary
