@@ -41,7 +41,21 @@ def _pad_rows(x: Array, front: int, total: int) -> Array:
     return jnp.pad(x, pad)
 
 
-def _screw_motion(joint: AbstractJoint, screw, body: AbstractBody, q: Config, qd: Config, qdd: Config):
+class _RelativeMotion(NamedTuple):
+    """Pose of ``{S_i}`` in ``{S_{i-1}}``, its motion along ``(q̇, q̈)`` and the projectors (DESIGN §3.1)."""
+
+    rot: Mat3
+    trans: Vec3
+    omega_rel: Vec3
+    domega_rel: Vec3
+    v_rel: Vec3
+    a_rel: Vec3
+    proj_v: Float[Array, "n 3"]
+    proj_w: Float[Array, "n 3"]
+
+
+def _screw_motion(joint: AbstractJoint, screw, body: AbstractBody, q: Config, qd: Config,
+                  qdd: Config) -> _RelativeMotion:
     """Closed-form relative motion of a rigid module on a one-coordinate screw joint.
 
     ``X(q) = P exp(q ξ̂) T`` with constant ``P``, ``ξ = (ω_a, v_a)``, ``T``: in ``{S_{i-1}}`` the
@@ -56,23 +70,14 @@ def _screw_motion(joint: AbstractJoint, screw, body: AbstractBody, q: Config, qd
     v = rp @ screw[3:] + jnp.cross(pp, w)
     s = jnp.cross(w, trans) + v
     qd1, qdd1 = qd[0], qdd[0]
-    return (rot, trans, w * qd1, w * qdd1, s * qd1, s * qdd1 + jnp.cross(w, s) * qd1**2, (s @ rot)[None],
-            (w @ rot)[None])
+    return _RelativeMotion(rot, trans, w * qd1, w * qdd1, s * qd1, s * qdd1 + jnp.cross(w, s) * qd1**2,
+                           (s @ rot)[None], (w @ rot)[None])
 
 
-def module_terms(
-    joint: AbstractJoint, body: AbstractBody, q: Config, qd: Config, qdd: Config, n_max: int,
-    *, internal: bool = True,
-) -> ModuleTerms:
-    """Local terms of one module for the motion ``(q, q̇, q̈)`` of its coordinates."""
+def _autodiff_motion(joint: AbstractJoint, body: AbstractBody, q: Config, qd: Config,
+                     qdd: Config) -> _RelativeMotion:
+    """Relative motion of any module by ``jacfwd`` and a nested ``jvp`` of its pose ``X_J(q_J) h(q_B)``."""
     nj = joint.nq
-    qj, qb = q[:nj], q[nj:]
-    screw = joint.screw_axis() if (nj == 1 and body.nq == 0) else None
-    if screw is not None:
-        rot, trans, omega_rel, domega_rel, trans_d, trans_dd, proj_v, proj_w = _screw_motion(
-            joint, screw, body, q, qd, qdd)
-        return _assemble(joint, body, q, qd, qdd, n_max, internal, rot, trans, omega_rel, domega_rel, trans_d,
-                         trans_dd, proj_v, proj_w)
 
     def frame(x):
         pose = joint.transform(x[:nj]) @ body.tip(x[nj:])
@@ -84,19 +89,27 @@ def module_terms(
     rot_c, trans_c = jax.jvp(lambda x: jax.jvp(frame, (x,), (qd,))[1], (q,), (qd,))[1]
     rot_d, trans_d = d_rot @ qd, d_trans @ qd
     rot_dd, trans_dd = rot_c + d_rot @ qdd, trans_c + d_trans @ qdd
-
-    omega_rel = vee(rot_d @ rot.T)
-    domega_rel = vee(rot_dd @ rot.T + rot_d @ rot_d.T)
-    proj_v = d_trans.T @ rot
     proj_w = jax.vmap(lambda dr: vee(dr @ rot.T))(jnp.moveaxis(d_rot, -1, 0)).reshape(-1, 3) @ rot
-    return _assemble(joint, body, q, qd, qdd, n_max, internal, rot, trans, omega_rel, domega_rel, trans_d,
-                     trans_dd, proj_v, proj_w)
+    return _RelativeMotion(rot, trans, vee(rot_d @ rot.T), vee(rot_dd @ rot.T + rot_d @ rot_d.T), trans_d,
+                           trans_dd, d_trans.T @ rot, proj_w)
 
 
-def _assemble(joint, body, q, qd, qdd, n_max, internal, rot, trans, omega_rel, domega_rel, trans_d, trans_dd,
-              proj_v, proj_w) -> ModuleTerms:
+def module_terms(
+    joint: AbstractJoint, body: AbstractBody, q: Config, qd: Config, qdd: Config, n_max: int,
+    *, internal: bool = True,
+) -> ModuleTerms:
+    """Local terms of one module for the motion ``(q, q̇, q̈)`` of its coordinates.
+
+    Rigid modules on one-coordinate screw joints (revolute, prismatic, helical) take the closed
+    form of :func:`_screw_motion`; every other module is differentiated by autodiff.
+    """
     nj = joint.nq
     qj, qb = q[:nj], q[nj:]
+    screw = joint.screw_axis() if (nj == 1 and body.nq == 0) else None
+    if screw is not None:
+        rel = _screw_motion(joint, screw, body, q, qd, qdd)
+    else:
+        rel = _autodiff_motion(joint, body, q, qd, qdd)
     mom = body.moments(qb, qd[nj:], qdd[nj:])
     n = q.shape[0]
     mom = mom._replace(**{f: _pad_rows(getattr(mom, f), nj, n_max) for f in
@@ -104,11 +117,11 @@ def _assemble(joint, body, q, qd, qdd, n_max, internal, rot, trans, omega_rel, d
     if internal:
         force = jnp.concatenate([joint.internal_force(qj, qd[:nj]), body.internal_force(qb, qd[nj:])])
     else:
-        force = jnp.zeros((n,), dtype=rot.dtype)
+        force = jnp.zeros((n,), dtype=rel.rot.dtype)
     return ModuleTerms(
-        rot=rot, trans=trans, omega_rel=omega_rel, domega_rel=domega_rel, v_rel=trans_d, a_rel=trans_dd,
-        proj_v=_pad_rows(proj_v, 0, n_max), proj_w=_pad_rows(proj_w, 0, n_max), moments=mom,
-        internal=_pad_rows(force, 0, n_max),
+        rot=rel.rot, trans=rel.trans, omega_rel=rel.omega_rel, domega_rel=rel.domega_rel, v_rel=rel.v_rel,
+        a_rel=rel.a_rel, proj_v=_pad_rows(rel.proj_v, 0, n_max), proj_w=_pad_rows(rel.proj_w, 0, n_max),
+        moments=mom, internal=_pad_rows(force, 0, n_max),
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 from typing import Callable
 
 import equinox as eqx
@@ -15,11 +16,11 @@ from ..chain import Chain
 RefFn = Callable[[Array], tuple[Array, Array, Array]]
 
 
-class QuinticReference(eqx.Module):
-    """Rest-to-rest quintic ``x(t)`` from ``start`` at ``t0`` to ``goal`` at ``t0 + duration``.
+class AbstractRestToRest(eqx.Module):
+    """Rest-to-rest ``x(t) = start + (goal − start) s(τ)``, ``τ = (t − t0)/duration`` clipped to [0, 1].
 
-    ``x = start + (goal − start) s(τ)``, ``s = 10τ³ − 15τ⁴ + 6τ⁵``, ``τ = (t − t0)/duration``
-    clipped to [0, 1]: zero velocity and acceleration at both ends, constant afterwards.
+    Subclasses give the profile ``s`` with ``s(0) = 0``, ``s(1) = 1``, ``s'(0) = s'(1) = 0``;
+    outside ``(t0, t0 + duration)`` the reference holds with zero velocity and acceleration.
     Calling it returns ``(x, ẋ, ẍ)``.
 
     Raises:
@@ -42,14 +43,32 @@ class QuinticReference(eqx.Module):
             raise ValueError(f"`duration` must be positive, got {duration}.")
         self.t0 = jnp.asarray(t0, dtype=float)
 
+    @abc.abstractmethod
+    def profile(self, tau: Array) -> tuple[Array, Array, Array]:
+        """``s(τ)``, ``ds/dτ`` and ``d²s/dτ²``."""
+
     def __call__(self, t) -> tuple[Array, Array, Array]:
         tau = jnp.clip((t - self.t0) / self.duration, 0.0, 1.0)
-        inside = (t - self.t0 >= 0) & (t - self.t0 <= self.duration)
-        s = tau**3 * (10 - 15 * tau + 6 * tau**2)
-        ds = jnp.where(inside, 30 * tau**2 * (1 - tau) ** 2 / self.duration, 0.0)
-        dds = jnp.where(inside, 60 * tau * (1 - tau) * (1 - 2 * tau) / self.duration**2, 0.0)
+        inside = (tau > 0.0) & (tau < 1.0)
+        s, ds, dds = self.profile(tau)
         delta = self.goal - self.start
-        return self.start + delta * s, delta * ds, delta * dds
+        return (self.start + delta * s, delta * jnp.where(inside, ds / self.duration, 0.0),
+                delta * jnp.where(inside, dds / self.duration**2, 0.0))
+
+
+class QuinticReference(AbstractRestToRest):
+    """Quintic ``s = 10τ³ − 15τ⁴ + 6τ⁵``: zero velocity and acceleration at both ends."""
+
+    def profile(self, tau):
+        return (tau**3 * (10 - 15 * tau + 6 * tau**2), 30 * tau**2 * (1 - tau) ** 2,
+                60 * tau * (1 - tau) * (1 - 2 * tau))
+
+
+class CubicReference(AbstractRestToRest):
+    """Cubic ``s = 3τ² − 2τ³``: zero velocity at both ends (the acceleration jumps there)."""
+
+    def profile(self, tau):
+        return tau**2 * (3 - 2 * tau), 6 * tau * (1 - tau), 6 - 12 * tau
 
 
 def as_reference(reference, size: int, name: str = "reference") -> RefFn:

@@ -45,11 +45,15 @@ class InputSequence(eqx.Module):
         return self.values.shape[0]
 
     @property
+    def n_intervals(self) -> int:
+        """Input intervals on ``[0, t1]``: ``K`` for a zero-order hold, ``K − 1`` for linear."""
+        return self.n_knots if self.kind == "zoh" else self.n_knots - 1
+
+    @property
     def jump_times(self) -> Float[Array, " J"]:
         """Interior knot times, where ``u`` jumps (zoh) or kinks (linear): ``jump_ts`` for adaptive solves."""
-        k = self.values.shape[0]
-        intervals = k if self.kind == "zoh" else k - 1
-        return self.t1 * jnp.arange(1, intervals, dtype=self.values.dtype) / intervals
+        m = self.n_intervals
+        return self.t1 * jnp.arange(1, m, dtype=self.values.dtype) / m
 
     def __call__(self, t) -> Array:
         k = self.values.shape[0]

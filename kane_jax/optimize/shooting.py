@@ -45,14 +45,13 @@ def rollout(chain: Chain, q0: Config, qd0: Config, inputs: InputSequence, *, sub
     """
     if not isinstance(substeps, int) or substeps < 1:
         raise ValueError(f"`substeps` must be a positive int, got {substeps!r}.")
-    k = inputs.n_knots
+    k = inputs.n_intervals
+    h = inputs.t1 / k
     if inputs.kind == "linear":
-        dt = inputs.t1 / ((k - 1) * substeps)
-        return simulate(chain, q0, qd0, inputs.t1, control=inputs, saveat=k, adaptive=False, dt0=dt,
-                        solver=solver, max_steps=(k - 1) * substeps + 8)
+        return simulate(chain, q0, qd0, inputs.t1, control=inputs, saveat=k + 1, adaptive=False, dt0=h / substeps,
+                        solver=solver, max_steps=k * substeps + 8)
     q0 = chain.check_state(q0, "q0")
     qd0 = chain.check_state(qd0, "qd0")
-    h = inputs.t1 / k
 
     def interval(carry, u):
         q, qd, res = carry
@@ -141,7 +140,7 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
         new, opt_state, value = step(inputs, opt_state)
         if not (bool(jnp.isfinite(value)) and all(bool(jnp.all(jnp.isfinite(x))) for x in
                                                   jax.tree.leaves(eqx.filter(new, eqx.is_array)))):
-            h = inputs.t1 / ((inputs.n_knots if inputs.kind == "zoh" else inputs.n_knots - 1) * substeps)
+            h = inputs.t1 / (inputs.n_intervals * substeps)
             raise FloatingPointError(
                 f"shooting: the cost or its gradient is not finite at iteration {k} (cost {float(value)}); "
                 f"the rollout's fixed step h = {h:.3g} s is probably beyond the solver's stability limit "

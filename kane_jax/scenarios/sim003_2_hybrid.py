@@ -67,6 +67,7 @@ from ..bodies.materials import NeoHookean
 from ..chain import Chain
 from ..control.pd_compensation import PDCompensation
 from ..control.pfbl import CollocatedPFBL
+from ..control.reference import CubicReference
 from ..joints import Fixed
 from ..models.robots import ur10e
 from ..simulation import plotting
@@ -116,36 +117,6 @@ def make_chain(*, gripper_order: int = 2, gripper_n_radial: int = 1, gripper_n_a
 def sub_chain(chain: Chain, n_actuators: int) -> Chain:
     """The same modules with only the first ``n_actuators`` actuators (controller models)."""
     return eqx.tree_at(lambda c: c.actuators, chain, chain.actuators[:n_actuators])
-
-
-class CubicReference(eqx.Module):
-    """Rest-to-rest cubic ``x = x₀ + (x₁ − x₀)(3τ² − 2τ³)``, ``τ = (t − t₀)/T`` clipped to [0, 1].
-
-    Calling it returns ``(x, ẋ, ẍ)``; constant outside ``[t₀, t₀ + T]`` (zero velocity at both ends;
-    the acceleration jumps there, as for any cubic).
-    """
-
-    start: jax.Array
-    goal: jax.Array
-    duration: jax.Array
-    t0: jax.Array
-
-    def __init__(self, start, goal, duration, t0=0.0):
-        self.start, self.goal = jnp.asarray(start, dtype=float), jnp.asarray(goal, dtype=float)
-        if self.start.shape != self.goal.shape or self.start.ndim != 1:
-            raise ValueError(f"`start` and `goal` must be 1-D of one shape, got {self.start.shape}, {self.goal.shape}.")
-        if not float(duration) > 0:
-            raise ValueError(f"`duration` must be positive, got {duration!r}.")
-        self.duration, self.t0 = jnp.asarray(duration, dtype=float), jnp.asarray(t0, dtype=float)
-
-    def __call__(self, t):
-        tau = jnp.clip((t - self.t0) / self.duration, 0.0, 1.0)
-        inside = (tau > 0.0) & (tau < 1.0)
-        delta = self.goal - self.start
-        s = tau**2 * (3 - 2 * tau)
-        ds = jnp.where(inside, 6 * tau * (1 - tau) / self.duration, 0.0)
-        dds = jnp.where(inside, (6 - 12 * tau) / self.duration**2, 0.0)
-        return self.start + delta * s, delta * ds, delta * dds
 
 
 class HybridTask(eqx.Module):
