@@ -21,9 +21,10 @@ import optimistix as optx
 
 from . import _checks
 from ._types import Array, Config, Float, Vec3
-from .actuation._base import actuation_force, actuation_matrix
+from .actuation._base import actuation_matrix
 from .algorithms.inverse_dynamics import inverse_dynamics
 from .chain import Chain
+from .simulation._control import generalized_input
 
 
 class Equilibrium(NamedTuple):
@@ -53,10 +54,6 @@ class HoldingInput(NamedTuple):
 
     u: Float[Array, " nu"]
     residual: Config
-
-
-def _generalized_input(chain: Chain, q: Config, u: Array) -> Config:
-    return u if chain.nu == 0 else actuation_force(chain, q, u)
 
 
 def _check_input(chain: Chain, u, name: str = "u") -> Array:
@@ -89,7 +86,7 @@ def static_residual(chain: Chain, q: Config, u: Array, *, gravity: Vec3 | None =
     u = _check_input(chain, u)
     z = jnp.zeros_like(q)
     tau = inverse_dynamics(chain, q, z, z, gravity=gravity, tip_force=tip_force, tip_torque=tip_torque)
-    return tau - _generalized_input(chain, q, u.astype(q.dtype))
+    return tau - generalized_input(chain, q, u.astype(q.dtype))
 
 
 def equilibrium(chain: Chain, u, q_guess, *, rtol: float | None = None, atol: float | None = None,

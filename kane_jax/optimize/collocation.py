@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import optax
 import optimistix as optx
 
+from .. import _checks
 from .._types import Array, Config
 from ..actuation._base import actuation_force
 from ..algorithms.inverse_dynamics import inverse_dynamics
@@ -107,8 +108,7 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
     """
     q0 = chain.check_state(q0, "q0")
     qd0 = chain.check_state(qd0, "qd0")
-    if not isinstance(n_intervals, int) or n_intervals < 2:
-        raise ValueError(f"`n_intervals` must be an int >= 2, got {n_intervals!r}.")
+    n_intervals = _checks.count(n_intervals, "n_intervals", minimum=2)
     if not float(t1) > 0 or not rho > 0 or not rho_growth >= 1:
         raise ValueError(f"need t1 > 0, rho > 0, rho_growth >= 1; got {t1}, {rho}, {rho_growth}.")
     k1, size = n_intervals + 1, (chain.nu or chain.nq)

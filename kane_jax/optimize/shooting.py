@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from .. import _checks
 from .._types import Array, Config
 from ..algorithms.kinematics import tip_pose
 from ..chain import Chain
@@ -43,8 +44,7 @@ def rollout(chain: Chain, q0: Config, qd0: Config, inputs: InputSequence, *, sub
     Raises:
         ValueError: ``substeps`` not a positive int.
     """
-    if not isinstance(substeps, int) or substeps < 1:
-        raise ValueError(f"`substeps` must be a positive int, got {substeps!r}.")
+    _checks.count(substeps, "substeps")
     k = inputs.n_intervals
     h = inputs.t1 / k
     if inputs.kind == "linear":
@@ -118,8 +118,7 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
     if inputs.values.shape[1] != size:
         raise ValueError(f"`inputs.values` must have {size} columns (the chain's inputs), got shape "
                          f"{inputs.values.shape}.")
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"`steps` must be a positive int, got {steps!r}.")
+    _checks.count(steps, "steps")
     optimizer = optax.adam(1e-2) if optimizer is None else optimizer
 
     def loss(inp):

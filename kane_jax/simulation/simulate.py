@@ -18,6 +18,7 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import numpy as np
 
+from .. import _checks
 from .._types import Array, Config, Float
 from ..algorithms.inverse_dynamics import inverse_dynamics, inverse_dynamics_full
 from ..algorithms.mass_matrix import mass_matrix
@@ -237,8 +238,7 @@ def simulate(
         if dt0 is None:
             raise ValueError("`dt0` must be given when `adaptive=False`.")
         tolerances = None
-    if not isinstance(max_steps, (int, np.integer)) or max_steps < 1:
-        raise ValueError(f"`max_steps` must be a positive int, got {max_steps!r}.")
+    max_steps = _checks.count(max_steps, "max_steps")
     if adjoint is None:
         adjoint = diffrax.RecursiveCheckpointAdjoint()
     meter = diffrax.NoProgressMeter()
