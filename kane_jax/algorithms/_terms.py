@@ -14,6 +14,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._jets import PoseJet, compose, constant_pose_jet, pose_jet
 from .._math import vee
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..bodies._base import AbstractBody, BodyMoments
@@ -74,24 +75,14 @@ def _screw_motion(joint: AbstractJoint, screw, body: AbstractBody, q: Config, qd
                            (s @ rot)[None], (w @ rot)[None])
 
 
-def _autodiff_motion(joint: AbstractJoint, body: AbstractBody, q: Config, qd: Config,
-                     qdd: Config) -> _RelativeMotion:
-    """Relative motion of any module by ``jacfwd`` and a nested ``jvp`` of its pose ``X_J(q_J) h(q_B)``."""
-    nj = joint.nq
-
-    def frame(x):
-        pose = joint.transform(x[:nj]) @ body.tip(x[nj:])
-        return pose[:3, :3], pose[:3, 3]
-
-    rot, trans = frame(q)
-    d_rot, d_trans = jax.jacfwd(frame)(q)  # (3, 3, n), (3, n)
-    # D²X[q̇, q̇] by a nested jvp; the q̈ part is the Jacobian times q̈
-    rot_c, trans_c = jax.jvp(lambda x: jax.jvp(frame, (x,), (qd,))[1], (q,), (qd,))[1]
-    rot_d, trans_d = d_rot @ qd, d_trans @ qd
-    rot_dd, trans_dd = rot_c + d_rot @ qdd, trans_c + d_trans @ qdd
-    proj_w = jax.vmap(lambda dr: vee(dr @ rot.T))(jnp.moveaxis(d_rot, -1, 0)).reshape(-1, 3) @ rot
-    return _RelativeMotion(rot, trans, vee(rot_d @ rot.T), vee(rot_dd @ rot.T + rot_d @ rot_d.T), trans_d,
-                           trans_dd, d_trans.T @ rot, proj_w)
+def _jet_motion(pose: PoseJet, qd: Config, qdd: Config) -> _RelativeMotion:
+    """Relative motion from the jet of ``X_i = X_J(q_J) h(q_B)`` (DESIGN §3.1)."""
+    rot = pose.rot
+    rot_d, trans_d = pose.rot_jac @ qd, pose.trans_jac @ qd
+    rot_dd, trans_dd = pose.rot_curv + pose.rot_jac @ qdd, pose.trans_curv + pose.trans_jac @ qdd
+    proj_w = jax.vmap(lambda dr: vee(dr @ rot.T))(jnp.moveaxis(pose.rot_jac, -1, 0)).reshape(-1, 3) @ rot
+    return _RelativeMotion(rot, pose.trans, vee(rot_d @ rot.T), vee(rot_dd @ rot.T + rot_d @ rot_d.T), trans_d,
+                           trans_dd, pose.trans_jac.T @ rot, proj_w)
 
 
 def module_terms(
@@ -101,16 +92,21 @@ def module_terms(
     """Local terms of one module for the motion ``(q, q̇, q̈)`` of its coordinates.
 
     Rigid modules on one-coordinate screw joints (revolute, prismatic, helical) take the closed
-    form of :func:`_screw_motion`; every other module is differentiated by autodiff.
+    form of :func:`_screw_motion`. Every other module composes the jet of the joint's transform
+    (autodiff; constant for a fixed joint) with the jet of the body's distal frame, which the body
+    returns together with its moments from one jet of its geometry
+    (:meth:`~kane_jax.bodies.AbstractBody.tip_jet_and_moments`, :func:`kane_jax._jets.compose`).
     """
     nj = joint.nq
     qj, qb = q[:nj], q[nj:]
     screw = joint.screw_axis() if (nj == 1 and body.nq == 0) else None
     if screw is not None:
         rel = _screw_motion(joint, screw, body, q, qd, qdd)
+        mom = body.moments(qb, qd[nj:], qdd[nj:])
     else:
-        rel = _autodiff_motion(joint, body, q, qd, qdd)
-    mom = body.moments(qb, qd[nj:], qdd[nj:])
+        tip, mom = body.tip_jet_and_moments(qb, qd[nj:], qdd[nj:])
+        joint_jet = pose_jet(joint.transform, qj, qd[:nj]) if nj else constant_pose_jet(joint.transform(qj), 0)
+        rel = _jet_motion(compose(joint_jet, qd[:nj], tip, qd[nj:]), qd, qdd)
     n = q.shape[0]
     mom = mom._replace(**{f: _pad_rows(getattr(mom, f), nj, n_max) for f in
                           ("proj_lin", "proj_rot", "proj_quad", "proj_cor", "proj_acc")})

@@ -21,6 +21,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._jets import Jet, PoseJet, jet, points_in_moving_frame, pose_jet
 from .._math import skew
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 
@@ -63,6 +64,13 @@ class AbstractBody(eqx.Module):
     def points_in_frame(self, q: Config) -> Float[Array, "K 3"]:
         """Positions of the body's material (quadrature) points in its proximal frame, for plotting."""
 
+    def tip_jet_and_moments(self, q: Config, qd: Config, qdd: Config) -> tuple[PoseJet, BodyMoments]:
+        """The jet of :meth:`tip` along ``q̇`` and :meth:`moments`, as the recursion consumes them.
+
+        Soft bodies override this to take both from one jet of their geometry.
+        """
+        return pose_jet(self.tip, q, qd), self.moments(q, qd, qdd)
+
     def internal_force(self, q: Config, qd: Config) -> Config:
         """Generalized internal (elastic + dissipative) force on the body coordinates."""
         return jnp.zeros_like(q)
@@ -92,19 +100,37 @@ class AbstractSoftBody(AbstractBody):
     def points_in_frame(self, q: Config) -> Float[Array, "K 3"]:
         return jax.vmap(lambda s: self.position(q, s))(self.points)
 
+    def points_and_tip(self, q: Config) -> tuple[Float[Array, "K 3"], Pose]:
+        """:meth:`points_in_frame` and :meth:`tip` together; override to share work between them."""
+        return self.points_in_frame(q), self.tip(q)
+
     def local_points(self, q: Config) -> Float[Array, "K 3"]:
         """Material points relative to the distal frame, ``p_k = R_hᵀ (g(q, s_k) − t_h)``."""
-        h = self.tip(q)
-        return (self.points_in_frame(q) - h[None, :3, 3]) @ h[:3, :3]
+        pts, h = self.points_and_tip(q)
+        return (pts - h[None, :3, 3]) @ h[:3, :3]
+
+    def tip_jet_and_moments(self, q: Config, qd: Config, qdd: Config) -> tuple[PoseJet, BodyMoments]:
+        """One jet of ``(g(q, s_k), h(q))`` gives both the distal frame's jet and, by the product rule
+        for ``p_k = R_hᵀ (g_k − t_h)`` (:func:`~kane_jax._jets.points_in_moving_frame`), the moments."""
+
+        def geometry(x):
+            pts, h = self.points_and_tip(x)
+            return pts, h[:3, :3], h[:3, 3]
+
+        g = jet(geometry, q, qd)
+        frame = PoseJet(g.value[1], g.value[2], g.jac[1], g.jac[2], g.curv[1], g.curv[2])
+        local = points_in_moving_frame(Jet(g.value[0], g.jac[0], g.curv[0]), frame, qd)
+        return frame, self._moments_of_points(local, qd, qdd)
 
     def moments(self, q: Config, qd: Config, qdd: Config) -> BodyMoments:
+        return self.tip_jet_and_moments(q, qd, qdd)[1]
+
+    def _moments_of_points(self, points: Jet, qd: Config, qdd: Config) -> BodyMoments:
+        """The moments of DESIGN §3.3 from the jet of the points ``p_k`` in ``{S_i}``."""
         w = self.weights
-        p = self.local_points(q)  # (K, 3)
-        jac = jax.jacfwd(self.local_points)(q)  # (K, 3, n)
+        p, jac = points.value, points.jac  # (K, 3), (K, 3, n)
         pd = jac @ qd
-        # second derivative along the motion: D²p[q̇, q̇] + Dp[q̈]
-        curv = jax.jvp(lambda x: jax.jvp(self.local_points, (x,), (qd,))[1], (q,), (qd,))[1]
-        pdd = curv + jac @ qdd
+        pdd = points.curv + jac @ qdd  # D²p[q̇, q̇] + Dp[q̈]
         wp = w[:, None] * p
         mass = jnp.sum(w)
         eye = jnp.eye(3, dtype=p.dtype)

@@ -258,7 +258,7 @@ class CosseratGVS(AbstractSoftBody):
         poses = self._grid_poses(q)
         return poses[-1] @ self._step(q, jnp.asarray(self.grid[-1], dtype=q.dtype), jnp.ones((), dtype=q.dtype))
 
-    def _points_and_tip(self, q: Config):
+    def points_and_tip(self, q: Config) -> tuple[Float[Array, "K 3"], Pose]:
         poses = self._grid_poses(q)
         tip = poses[-1] @ self._step(q, jnp.asarray(self.grid[-1], dtype=q.dtype), jnp.ones((), dtype=q.dtype))
         nodes = poses[1:]  # (K, 4, 4), arc-major like `points`
@@ -267,10 +267,6 @@ class CosseratGVS(AbstractSoftBody):
         return pts.reshape(-1, 3), tip
 
     def points_in_frame(self, q: Config) -> Float[Array, "K 3"]:
-        return self._points_and_tip(q)[0]
-
-    def local_points(self, q: Config) -> Float[Array, "K 3"]:
-        pts, h = self._points_and_tip(q)
-        return (pts - h[None, :3, 3]) @ h[:3, :3]
+        return self.points_and_tip(q)[0]
 
 

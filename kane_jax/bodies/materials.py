@@ -199,10 +199,19 @@ def dissipation(material: AbstractMaterial, position, q: Config, qd: Config, poi
 
 
 def internal_force(material: AbstractMaterial, position, q: Config, qd: Config, points, volumes, ref_inverse) -> Config:
-    """``∂U/∂q + ∂R/∂q̇``: elastic plus Kelvin–Voigt generalized force on the body coordinates."""
-    elastic = jax.grad(lambda x: strain_energy(material, position, x, points, volumes, ref_inverse))(q)
-    viscous = jax.grad(lambda v: dissipation(material, position, q, v, points, volumes, ref_inverse))(qd)
-    return elastic + viscous
+    """``∂U/∂q + ∂R/∂q̇``: elastic plus Kelvin–Voigt generalized force on the body coordinates.
+
+    Both terms are the transposed sensitivity of the deformation gradients applied to a stress,
+    ``Q = Σ_k V_k (∂F_k/∂q)ᵀ : (∂W/∂F + ∂D/∂Ḟ)(F_k, Ḟ_k)`` (``Ḟ = (∂F/∂q) q̇``, so
+    ``∂Ḟ/∂q̇ = ∂F/∂q``): one linearization of ``F(q)``, pointwise 3×3 stresses and one transpose,
+    instead of a reverse pass through ``U`` and another through ``R``.
+    """
+    f, tangent = jax.linearize(lambda x: deformation_gradients(position, x, points, ref_inverse), q)
+    f_dot = tangent(qd)
+    elastic = jax.vmap(jax.grad(material.energy_density))(f)
+    viscous = jax.vmap(jax.grad(material.dissipation_density, argnums=1))(f, f_dot)
+    (force,) = jax.linear_transpose(tangent, q)(volumes[:, None, None] * (elastic + viscous))
+    return force
 
 
 @eqx.filter_jit

@@ -6,6 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .. import _checks
+from .._jets import PoseJet, constant_pose_jet
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ._base import AbstractBody, BodyMoments
 
@@ -58,6 +59,9 @@ class RigidBody(AbstractBody):
     def points_in_frame(self, q: Config) -> Float[Array, "K 3"]:
         """The proximal origin, the centre of mass and the distal origin (a polyline for plots)."""
         return jnp.stack([jnp.zeros(3, dtype=self.com.dtype), self.com, self.tip_pose[:3, 3]])
+
+    def tip_jet_and_moments(self, q: Config, qd: Config, qdd: Config) -> tuple[PoseJet, BodyMoments]:
+        return constant_pose_jet(self.tip_pose, 0), self.moments(q, qd, qdd)
 
     def moments(self, q: Config, qd: Config, qdd: Config) -> BodyMoments:
         rot, trans = self.tip_pose[:3, :3], self.tip_pose[:3, 3]
