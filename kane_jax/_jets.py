@@ -12,7 +12,8 @@ what the compile time of everything downstream (Jacobians, Hessians, simulations
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -80,7 +81,7 @@ def compose(a: PoseJet, qd_a: Config, b: PoseJet, qd_b: Config) -> PoseJet:
     ``R'' = R_a'' R_b + 2 R_a' R_b' + R_a R_b''`` (``'`` the derivative along the motion).
     """
     ra_d, rb_d = along(a.rot_jac, qd_a), along(b.rot_jac, qd_b)
-    ta_d, tb_d = along(a.trans_jac, qd_a), along(b.trans_jac, qd_b)
+    tb_d = along(b.trans_jac, qd_b)
     rot = a.rot @ b.rot
     trans = a.rot @ b.trans + a.trans
     rot_jac = jnp.concatenate([jnp.einsum("ijk,jl->ilk", a.rot_jac, b.rot),
