@@ -46,10 +46,7 @@ _NOT_DEFAULT = {
         "in the default run the quick notebook 02 asserts the ID transcription's violation falls 100x",
     "tests/identification/test_identification.py::test_optax_simulation_error_loss": "heavy (passes, 549 s under load)",
     "tests/benchmarks/test_benchmarks_quick.py": "heavy (~11 min)",
-    "tests/bodies/test_lvp.py::test_cavity_volume_closed_form": "heavy (passes, 114 s under load)",
-    "tests/bodies/test_lvp.py::test_id_matches_euler_lagrange_alone": "heavy (compile did not finish under load)",
     "tests/bodies/test_lvp.py::test_body_functions_smooth_at_rest": "heavy (passes, 135 s under load)",
-    "tests/bodies/test_variable_radius.py::test_body_functions_smooth_at_rest": "heavy (passes, 232 s under load)",
 }
 
 

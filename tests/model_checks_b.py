@@ -9,6 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import kane_jax as kj
+from soft_checks import value_jac_hess
 
 EL_RTOL = 1e-9  # the bar for ID vs the Euler–Lagrange reference
 
@@ -40,7 +41,7 @@ def _dynamics_derivatives(chain, qs, qd, tau):
         return jnp.concatenate([kj.inverse_dynamics(chain, q, qd, tau), kj.mass_matrix(chain, q).ravel(),
                                 kj.forward_dynamics(chain, q, qd, tau)])
 
-    return jax.vmap(lambda q: (f(q), jax.jacfwd(f)(q), jax.jacfwd(jax.jacfwd(f))(q)))(qs)
+    return jax.vmap(lambda q: value_jac_hess(f, q))(qs)
 
 
 def check_smooth_at(chain, q0, rng, *, rtol=1e-6, eps=1e-9):
@@ -64,7 +65,7 @@ def _body_derivatives(body, qs, qd):
     def f(q):
         return jnp.concatenate([body.tip(q).ravel(), body.points_in_frame(q).ravel(), body.internal_force(q, qd)])
 
-    return jax.vmap(lambda q: (f(q), jax.jacfwd(f)(q), jax.jacfwd(jax.jacfwd(f))(q)))(qs)
+    return jax.vmap(lambda q: value_jac_hess(f, q))(qs)
 
 
 def check_body_smooth_at_rest(body, rng, *, rtol=1e-6, eps=1e-9):

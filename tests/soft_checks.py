@@ -32,6 +32,25 @@ def assert_rel(a, b, rtol, what=""):
     assert err < rtol, f"{what}: relative error {err:.3e} >= {rtol:.1e}"
 
 
+def value_jac_hess(f, q):
+    """``f(q)``, its Jacobian and its Hessian from one nested forward-mode trace.
+
+    The Hessian's trace already evaluates the Jacobian and the value as its primal; returning them
+    as auxiliary outputs avoids tracing (and compiling) ``f`` and ``jacfwd(f)`` a second time.
+    """
+
+    def with_value(x):
+        y = f(x)
+        return y, y
+
+    def jac_and_value(x):
+        j, y = jax.jacfwd(with_value, has_aux=True)(x)
+        return j, (j, y)
+
+    h, (j, y) = jax.jacfwd(jac_and_value, has_aux=True)(q)
+    return y, j, h
+
+
 @eqx.filter_jit
 def _id_vs_el(chain, q, qd, qdd):
     ours = jax.vmap(lambda a, b, c: kj.inverse_dynamics(chain, a, b, c))(q, qd, qdd)
@@ -61,7 +80,7 @@ def _dynamics_derivatives(chain, qs, qd, tau):
             kj.forward_dynamics(chain, q, qd, tau),
         ])
 
-    return jax.vmap(lambda q: (f(q), jax.jacfwd(f)(q), jax.jacfwd(jax.jacfwd(f))(q)))(qs)
+    return jax.vmap(lambda q: value_jac_hess(f, q))(qs)
 
 
 def check_smooth_at(chain, q0, rng, *, rtol=1e-6, eps=1e-9):

@@ -100,7 +100,11 @@ def test_id_matches_euler_lagrange_all_primitives(rng):
     body = LVPBody(ALL_PRIMITIVES, L, R, 1000.0, kj.NeoHookean(1e5, 0.5, 0.05), inner_radius=0.004,
                    order=2, n_radial=1, n_angular=3)
     chain = kj.Chain([(kj.Fixed(), body)])
-    check_against_el(chain, _states(rng, chain.nq, scale=0.15))
+    q, qd, qdd = _states(rng, chain.nq, scale=0.15)
+    # the cavity's map needs r_in² + R² f(σ) > 0 (docstring of Cavity): with r_in = 0.2 R its
+    # amplitudes must stay well below 0.04, or the inner points cross the axis and g is NaN
+    q = q.at[:, :2].multiply(0.1)
+    check_against_el(chain, (q, qd, qdd))
 
 
 @pytest.mark.slow
