@@ -68,7 +68,6 @@ def test_geometry_smooth_at_zero_and_equal_lengths(rng):
     check_geometry_smooth_at(sec, jnp.full(3, 0.03), rng)  # equal lengths ≠ 0
 
 
-@pytest.mark.slow
 def test_dynamics_smooth_at_zero_and_equal_lengths(rng):
     sec = GodageSection(0.15, 0.0125, 0.1, stiffness=100.0, **SMALL)
     chain = kj.Chain([(kj.Fixed(), sec)])

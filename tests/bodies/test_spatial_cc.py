@@ -34,7 +34,6 @@ def test_geometry_smooth_at_straight_configuration(rng):
     check_geometry_smooth_at(body, jnp.array([0.0, 0.0, 0.03]), rng)  # straight and elongated
 
 
-@pytest.mark.slow
 def test_dynamics_smooth_at_straight_configuration(rng):
     body = SpatialConstantCurvature(0.2, 0.02, 1000.0, 1e5, **SMALL)
     check_smooth_at(kj.Chain([(kj.Fixed(), body)]), jnp.zeros(3), rng)

@@ -83,7 +83,6 @@ def test_id_matches_euler_lagrange_alone(rng):
     check_against_el(chain, _states(rng, chain.nq, slice(1, 5)))
 
 
-@pytest.mark.slow
 def test_id_matches_euler_lagrange_mixed(rng):
     rigid = kj.RigidBody(0.3, (0.05, 0, 0), np.diag([1e-4, 2e-4, 2e-4]), tip=np.array(
         [[1, 0, 0, 0.1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]))
@@ -97,7 +96,6 @@ def test_body_functions_smooth_at_rest(rng):
     check_body_smooth_at_rest(VariableRadiusPCC(**SMALL), rng)
 
 
-@pytest.mark.slow  # compiles 2nd q-derivatives of ID, M and FD: minutes on a loaded 2-core CPU
 def test_smooth_at_rest(rng):
     chain = kj.Chain([(kj.Fixed(), VariableRadiusPCC(**SMALL))], gravity=(-9.81, 0.0, 0.0))
     check_smooth_at(chain, jnp.zeros(chain.nq), rng)
