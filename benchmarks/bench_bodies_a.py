@@ -13,6 +13,7 @@ Run: ``python benchmarks/bench_bodies_a.py [--quick] [--no-fusion-emitters]``.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -67,8 +68,9 @@ def main():
         print(table.rows[-1], flush=True)
     table.notes.append("mass points = arc Gauss nodes × cross-section nodes (5 × 8 = 40 here); the GVS rod "
                        "also takes 6 Magnus steps (2 strain evaluations each) per configuration.")
-    table.notes.append("the 2-core machine was shared with other jobs during the run (see the load average), "
-                       "so absolute times are pessimistic; ratios between rows are more robust.")
+    if os.getloadavg()[0] > (os.cpu_count() or 1):
+        table.notes.append("the machine was loaded by other jobs during the run (see the load average), "
+                           "so absolute times are pessimistic; ratios between rows are more robust.")
     report.add(table)
     report.write()
 
