@@ -110,7 +110,7 @@ SLOW = {"000-sim1"}  # stiff chamber/radius modes: minutes with an explicit solv
 
 
 # covered by the dedicated tests above / test_cli
-OWN_TESTS = ("demo", "000-sim2", "003-sim2", "003-sim3", "004-godage")
+OWN_TESTS = ("demo", "000-sim2", "003-sim1", "003-sim2", "003-sim3", "004-godage")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
@@ -121,4 +121,21 @@ def test_other_scenarios_short(name, tmp_path):
         pytest.skip(f"scenario {name} not implemented yet")
     s = scenarios.load(name).run(t1=0.05, out_dir=tmp_path)
     assert math.isfinite(s["wall_s"])
+    _files_ok(s)
+
+
+@pytest.mark.slow  # statics (Newton/LM along 24 samples) and the 24-DoF PFBL loop compile for minutes
+def test_helicoid_scenario_statics_and_pfbl(tmp_path):
+    """Paper 003 Sim. 1: equilibria on the circle references, then the PFBL's closed-form error decay."""
+    s = scenarios.load("003-sim1").run(t1=0.3, out_dir=tmp_path, n_save=31, keep_trajectory=True)
+    # statics: eq. 55 with the regulator holds to solver precision at every sample
+    assert s["statics_residual_max"] < 1e-8
+    ts = np.asarray(s["trajectory"].ts)
+    e = np.asarray(s["actuation_error_m"])  # y* - y at the saved times
+    # the collocated loop is e'' + 40 e' + 400 e = 0 (double pole at -20): closed-form solution
+    lam = 20.0
+    e0, ed0 = e[0], np.asarray(s["actuation_error_rate0_m_s"])
+    closed = (e0[None] + (ed0 + lam * e0)[None] * ts[:, None]) * np.exp(-lam * ts)[:, None]
+    assert np.max(np.abs(ed0)) > 1e-3  # the reference starts moving: a real transient
+    np.testing.assert_allclose(e, closed, atol=2e-6)
     _files_ok(s)

@@ -1,0 +1,248 @@
+"""Paper ``003_…`` Simulation 1 (§7.1): trimmed-helicoid arm of three LVP bodies, nine tendons.
+
+The robot (after Guan et al. 2023): three identical soft bodies, each a cylinder deformed by
+locally volume-preserving primitives (:class:`~kane_jax.bodies.lvp.LVPBody`) with eight DoFs —
+stretch (1 mode), bending about y and about z (2 modes each), twist (1) and shear along y and z
+(1 each), the six primitive types of the paper's Table 4 — so ``nq = 24``. The base is rotated so
+that the arm hangs along gravity (−z) in the straight configuration. Nine straight tendons run in
+triplets along the outer perimeter of each body (body ``i``'s triplet at 0°, 120°, 240° plus
+``40° i``), anchored at both ends of that body (:class:`~kane_jax.actuation.tendon.Tendon`,
+``Q_a = −(∂L/∂q)ᵀ u``, virtual work as in Renda et al. 2022): ``nu = 9``, underactuated by 15.
+Incompressible Neo-Hookean stress (§6.2) with Kelvin–Voigt damping.
+
+The control follows the paper's two steps:
+
+1. **Statics by Newton on the ID** (eq. 55). The three circular tip references are sampled over
+   one period; at each sample the equilibrium under gravity, elasticity and a Cartesian regulator
+   ``Σ_i J_iᵀ K (x_i* − x_i(q))`` pulling each body's tip towards its reference is found by
+   Newton's method on ``ID(q, 0, 0) − Σ J_iᵀ K (x_i* − x_i)`` (optimistix, warm-started along the
+   samples). The equilibria are fitted by a truncated Fourier series in time (the references are
+   periodic), a smooth (C∞) configuration reference ``q*(t)``.
+2. **Collocated PFBL** (:class:`~kane_jax.control.CollocatedPFBL`) of the actuation coordinates —
+   the tendon work coordinates ``y = −L(q)`` — tracking ``y*(t) = h(q*(t))``
+   (:class:`~kane_jax.control.ActuationReference`); the 15 unactuated coordinates follow their
+   (stable, damped) zero dynamics.
+
+Values lost in our copy of the paper, chosen here as plausible: body ``L = 0.1`` m, ``R = 0.03`` m,
+``ρ = 1000`` kg/m³, ``E = 60`` kPa (a soft lattice), ``η = 20`` ms; references: tip ``i`` runs
+once per ``T = 4`` s around a horizontal circle of radius ``1, 2, 3`` cm through its position at
+rest (so the reference starts where the arm is); regulator ``K = 2000`` N/m; 24 statics samples,
+Fourier harmonics up to 4; PFBL gains ``K_p = 400``, ``K_d = 40`` (critically damped, 20 rad/s).
+The bodies use a small volumetric quadrature (``order = 2``, one ring of 4 points, 8 nodes) to
+keep compile time down; pass ``order`` etc. for more.
+
+Measured (``run(t1=0.5)``, idle 2-core CPU, float64, 2026-11-22): statics 254 s including its
+compile (24 samples, at most 18 Levenberg–Marquardt iterations, residual 2.3e-13); simulation
+522 s compile (≈ 9 GB of memory) + 110 s run for 0.5 s (1,364 Tsit5 steps at rtol 1e-6, 0.0046×
+real time); tendon-coordinate error 1.1e-7 m at 0.5 s. **Known limitation**, as in ``003-sim2``:
+the PFBL asks for tensions of −1.5…+1.4 N, i.e. the tendons also push (no non-negative allocation).
+"""
+
+from __future__ import annotations
+
+import time
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optimistix as optx
+
+from ..actuation._base import work_coordinates
+from ..actuation.tendon import Tendon
+from ..algorithms.inverse_dynamics import inverse_dynamics
+from ..algorithms.kinematics import forward_kinematics
+from ..bodies.lvp import LVPBody
+from ..bodies.lvp_primitives import Bend, Shear, Stretch, Twist
+from ..bodies.materials import NeoHookean
+from ..chain import Chain
+from ..control.pfbl import CollocatedPFBL
+from ..control.reference import ActuationReference
+from ..joints import Fixed
+from ..simulation import plotting
+from ._common import check_finite, output_dir, timed_simulate
+
+NAME = "003-sim1"
+DESCRIPTION = "trimmed-helicoid LVP arm (3 x 8 DoF), nine tendons, Newton statics + collocated PFBL"
+LENGTH, RADIUS, DENSITY, YOUNGS, ETA = 0.1, 0.03, 1000.0, 6e4, 0.02
+PERIOD = 4.0
+CIRCLE_RADII = (0.01, 0.02, 0.03)
+K_REGULATOR = 2000.0
+N_SAMPLES, N_HARMONICS = 24, 4
+
+
+def _hanging_base() -> jnp.ndarray:
+    """Base placement: the body's +x axis (backbone) along world −z, y along world y."""
+    return jnp.array([[0.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0], [-1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+
+
+def make_chain(*, order: int = 2, n_radial: int = 1, n_angular: int = 4) -> Chain:
+    """The 24-DoF arm with its nine tendons (see the module docstring)."""
+    prims = [Stretch(1), Bend("y", 2), Bend("z", 2), Twist(1), Shear("y", 1), Shear("z", 1)]
+    body = LVPBody(prims, LENGTH, RADIUS, DENSITY, NeoHookean(YOUNGS, 0.5, ETA), order=order, n_radial=n_radial,
+                   n_angular=n_angular)
+    modules = [(Fixed(_hanging_base()), body), (Fixed(), body), (Fixed(), body)]
+    tendons = []
+    for i in range(3):
+        for k in range(3):
+            a = 2 * np.pi * k / 3 + 2 * np.pi * i / 9
+            tendons.append(Tendon(i, [(RADIUS * np.cos(a), RADIUS * np.sin(a))], order=4))
+    return Chain(modules, gravity=(0.0, 0.0, -9.81), actuators=tendons)
+
+
+def tips(chain: Chain, q) -> jax.Array:
+    """World positions ``(3, 3)`` of the three bodies' distal centres."""
+    return forward_kinematics(chain, q)[:, :3, 3]
+
+
+def _static_residual(q, x_ref, chain: Chain):
+    """``ID(q, 0, 0) − Σ_i J_iᵀ K (x_i* − x_i(q))`` (eq. 55 with a Cartesian regulator)."""
+    z = jnp.zeros_like(q)
+    spring = jax.grad(lambda x: 0.5 * K_REGULATOR * jnp.sum((x_ref - tips(chain, x)) ** 2))(q)
+    return inverse_dynamics(chain, q, z, z) + spring
+
+
+@eqx.filter_jit
+def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float = 1e-10):
+    """The hanging equilibrium, the sampled circle references and the statics along them.
+
+    Returns ``(q_rest, x_ref (S, 3, 3), q_eq (S, nq), steps (S,))``; Newton (optimistix) warm-starts
+    each sample from the previous equilibrium.
+    """
+    solver = optx.Newton(rtol=rtol, atol=rtol)
+    zero = jnp.zeros(chain.nq)
+    rest = optx.root_find(lambda q, _: inverse_dynamics(chain, q, zero, zero), solver, zero, max_steps=50).value
+    x0 = tips(chain, rest)
+    phase = 2 * jnp.pi * jnp.arange(n_samples) / n_samples
+    radii = jnp.asarray(CIRCLE_RADII)
+    offs = jnp.stack([jnp.cos(phase) - 1, jnp.sin(phase), jnp.zeros_like(phase)], axis=1)  # (S, 3)
+    x_ref = x0[None] + radii[None, :, None] * offs[:, None, :]
+
+    trust = optx.LevenbergMarquardt(rtol=rtol, atol=rtol)
+
+    def step(q, xr):
+        # Newton's steps inside a trust region (Levenberg–Marquardt on the residual): plain Newton
+        # overshoots into the bending primitives' domain limit when the references pull hard
+        sol = optx.least_squares(lambda x, a: _static_residual(x, a, chain), trust, q, args=xr, max_steps=200,
+                                 throw=False)
+        return sol.value, (sol.value, sol.stats["num_steps"], sol.result == optx.RESULTS.successful)
+
+    _, (q_eq, steps, ok) = jax.lax.scan(step, rest, x_ref)
+    return rest, x_ref, q_eq, steps, ok
+
+
+class FourierReference(eqx.Module):
+    """``q*(t) = c₀ + Σ_k a_k cos(kωt) + b_k sin(kωt)`` and its first two time derivatives."""
+
+    coeffs: jax.Array  # (2K + 1, nq): c0, a_1..a_K, b_1..b_K
+    omega: jax.Array
+
+    @staticmethod
+    def fit(q_samples, period: float, n_harmonics: int) -> "FourierReference":
+        """Least-squares fit of equally spaced samples over one ``period`` (exact interpolation of
+        the first ``2K + 1`` harmonics)."""
+        n = q_samples.shape[0]
+        t = np.arange(n) * period / n
+        omega = 2 * np.pi / period
+        basis = FourierReference._basis(jnp.asarray(t), omega, n_harmonics)
+        coeffs, *_ = jnp.linalg.lstsq(basis, q_samples)
+        return FourierReference(coeffs, jnp.asarray(omega))
+
+    @staticmethod
+    def _basis(t, omega, n_harmonics):
+        k = jnp.arange(1, n_harmonics + 1)
+        wt = omega * jnp.atleast_1d(t)[:, None] * k[None]
+        return jnp.concatenate([jnp.ones_like(wt[:, :1]), jnp.cos(wt), jnp.sin(wt)], axis=1)
+
+    def __call__(self, t):
+        n_h = (self.coeffs.shape[0] - 1) // 2
+
+        def q_of(s):
+            return (self._basis(s, self.omega, n_h) @ self.coeffs)[0]
+
+        q, qd = jax.jvp(q_of, (t,), (jnp.ones_like(t),))
+        qdd = jax.jvp(lambda s: jax.jvp(q_of, (s,), (jnp.ones_like(s),))[1], (t,), (jnp.ones_like(t),))[1]
+        return q, qd, qdd
+
+
+def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float = 40.0, rtol: float = 1e-6,
+        n_save: int = 161, order: int = 2, n_radial: int = 1, n_angular: int = 4, plots: bool = True,
+        keep_trajectory: bool = False) -> dict:
+    """Statics along the references, then the PFBL-controlled simulation up to ``t1`` (default ``T``).
+
+    Arguments:
+        t1: end time [s], positive (default one period, 4 s). out_dir: output folder (default
+            ``./kane_jax_out/003-sim1``). kp, kd: PFBL gains. rtol: solver tolerance (atol = rtol/10).
+        n_save: saved samples. order, n_radial, n_angular: quadrature of the bodies.
+        plots: write the PNGs. keep_trajectory: add the trajectory as ``"trajectory"``.
+
+    Returns:
+        summary: timings, the statics (Newton steps, worst residual), the actuation-coordinate
+        tracking error at the end and the tip distance to the circles, and the written ``files``.
+
+    Raises:
+        ValueError: non-positive ``t1``.
+        RuntimeError: statics that did not converge, a failed or non-finite simulation.
+    """
+    wall = time.perf_counter()
+    t_end = PERIOD if t1 is None else float(t1)
+    if not t_end > 0:
+        raise ValueError(f"`t1` must be positive, got {t1!r}.")
+    out = output_dir(out_dir, NAME)
+    chain = make_chain(order=order, n_radial=n_radial, n_angular=n_angular)
+    start = time.perf_counter()
+    rest, x_ref, q_eq, steps, ok = rest_and_references(chain)
+    jax.block_until_ready(q_eq)
+    statics_s = time.perf_counter() - start
+    if not bool(jnp.all(ok)):
+        raise RuntimeError(f"{NAME}: Newton did not converge at statics samples {np.flatnonzero(~np.asarray(ok))}.")
+    resid = jax.vmap(lambda q, xr: _static_residual(q, xr, chain))(q_eq, x_ref)
+    ref_q = FourierReference.fit(q_eq, PERIOD, N_HARMONICS)
+    ctrl = CollocatedPFBL(chain, ActuationReference(chain, ref_q), kp=kp, kd=kd)
+    traj, info = timed_simulate(chain, rest, jnp.zeros(chain.nq), t_end, control=ctrl, n_save=n_save, rtol=rtol,
+                                atol=rtol / 10)
+    check_finite(traj, NAME)
+    y_ref = jax.vmap(lambda t: ctrl.reference(t)[0])(traj.ts)
+    y = jax.vmap(lambda q: work_coordinates(chain, q))(traj.q)
+    tip_path = np.asarray(jax.vmap(lambda q: tips(chain, q))(traj.q))  # (T, 3, 3)
+    summary = {"name": NAME, "description": DESCRIPTION, **info, "nq": chain.nq, "nu": chain.nu,
+               "statics_s": statics_s, "statics_newton_steps_max": int(jnp.max(steps)),
+               "statics_residual_max": float(jnp.max(jnp.abs(resid))),
+               "final_actuation_error_m": float(jnp.max(jnp.abs(y[-1] - y_ref[-1]))),
+               "max_tendon_tension_N": float(np.max(np.asarray(traj.u))),
+               "min_tendon_tension_N": float(np.min(np.asarray(traj.u))),
+               "final_tip_m": tip_path[-1, -1].tolist()}
+    summary["files"] = _plots(chain, traj, np.asarray(x_ref), tip_path, np.asarray(y), np.asarray(y_ref), out) \
+        if plots else []
+    if keep_trajectory:
+        summary["trajectory"] = traj
+        summary["actuation_error_m"] = np.asarray(y_ref - y)  # (n_save, nu): y* − y
+        summary["actuation_error_rate0_m_s"] = np.asarray(ctrl.reference(traj.ts[0])[1])  # ẏ*(0) − ẏ(0), q̇0 = 0
+    summary["wall_s"] = time.perf_counter() - wall
+    return summary
+
+
+def _plots(chain, traj, x_ref, tip_path, y, y_ref, out) -> list[str]:
+    plt = plotting._pyplot()
+    ts = np.asarray(traj.ts)
+    fig, axs = plt.subplots(1, 3, figsize=(15, 4.5))
+    for i in range(3):
+        line, = axs[0].plot(tip_path[:, i, 0], tip_path[:, i, 1], lw=1.4, label=f"tip {i + 1}")
+        axs[0].plot(x_ref[:, i, 0], x_ref[:, i, 1], "o", ms=3, color=line.get_color())
+    axs[0].set(xlabel="x [m]", ylabel="y [m]", title="tips (lines) and circle references (dots)")
+    axs[0].axis("equal")
+    axs[0].legend()
+    for j in range(y.shape[1]):
+        line, = axs[1].plot(ts, 1e3 * (y[:, j] - y[0, j]), lw=1.2)
+        axs[1].plot(ts, 1e3 * (y_ref[:, j] - y[0, j]), ls="--", lw=0.8, color=line.get_color())
+    axs[1].set(xlabel="t [s]", ylabel="−ΔL [mm]", title="tendon coordinates y (solid) and y* (dashed)")
+    axs[2].plot(ts, np.asarray(traj.u), lw=1.0)
+    axs[2].set(xlabel="t [s]", ylabel="tension [N]", title="tendon tensions u")
+    fig.tight_layout()
+    files = [out / "sim003_1_tracking.png"]
+    fig.savefig(files[0], dpi=110)
+    plt.close(fig)
+    files.append(out / "sim003_1_stroboscopic.png")
+    plt.close(plotting.plot_stroboscopic(chain, np.asarray(traj.q), n_frames=10, dims=3,
+                                         title="trimmed-helicoid LVP arm", path=files[-1]))
+    return [str(f) for f in files]
