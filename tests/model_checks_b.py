@@ -1,29 +1,16 @@
-"""Checks shared by the variable-radius, LVP, material and actuation tests (one jit per chain)."""
+"""Checks shared by the variable-radius, LVP, material and actuation tests (one jit per chain).
+
+The ID-vs-EL comparison and the chain-level smoothness check are those of :mod:`soft_checks`;
+only the call forms differ (explicit states here, random states there).
+"""
 
 from __future__ import annotations
 
-import el_reference as el
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-import kane_jax as kj
-from soft_checks import value_jac_hess
-
-EL_RTOL = 1e-9  # the issue's bar for ID vs the Euler–Lagrange reference
-
-
-def rel_err(a, b) -> float:
-    a, b = np.asarray(a), np.asarray(b)
-    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
-
-
-@eqx.filter_jit
-def _id_vs_el(chain, q, qd, qdd):
-    ours = jax.vmap(lambda a, b, c: kj.inverse_dynamics(chain, a, b, c))(q, qd, qdd)
-    ref = jax.vmap(lambda a, b, c: el.inverse_dynamics(chain, a, b, c))(q, qd, qdd)
-    return ours, ref
+from soft_checks import EL_RTOL, _id_vs_el, check_smooth_at, rel_err, value_jac_hess  # noqa: F401
 
 
 def check_against_el(chain, states, rtol=EL_RTOL):
@@ -33,31 +20,6 @@ def check_against_el(chain, states, rtol=EL_RTOL):
         err = rel_err(ours[k], ref[k])
         assert err < rtol, f"ID vs EL, state {k}: relative error {err:.3e}"
     return rel_err(ours, ref)
-
-
-@eqx.filter_jit
-def _dynamics_derivatives(chain, qs, qd, tau):
-    def f(q):
-        return jnp.concatenate([kj.inverse_dynamics(chain, q, qd, tau), kj.mass_matrix(chain, q).ravel(),
-                                kj.forward_dynamics(chain, q, qd, tau)])
-
-    return jax.vmap(lambda q: value_jac_hess(f, q))(qs)
-
-
-def check_smooth_at(chain, q0, rng, *, rtol=1e-6, eps=1e-9):
-    """ID, M, FD and their 1st/2nd q-derivatives finite at ``q0`` and equal (to ``rtol``) at ``q0 + eps·d``."""
-    q0 = jnp.asarray(q0, dtype=jnp.float64)
-    d = rng.normal(size=chain.nq)
-    qs = jnp.stack([q0, q0 + eps * d / np.linalg.norm(d)])
-    qd = jnp.asarray(rng.normal(size=chain.nq) * 0.3)
-    tau = jnp.asarray(rng.normal(size=chain.nq) * 0.1)
-    out = _dynamics_derivatives(chain, qs, qd, tau)
-    for name, x in zip(("value", "jacobian", "hessian"), out):
-        x = np.asarray(x)
-        assert np.all(np.isfinite(x)), f"{name} not finite at q0 or q0 + eps"
-        err = rel_err(x[1], x[0])
-        assert err < rtol, f"{name} not continuous at q0: relative change {err:.3e} over {eps}"
-    return out
 
 
 @eqx.filter_jit
