@@ -45,7 +45,6 @@ _NOT_DEFAULT = {
         "heavy (passes: ~80 s idle, 214 s beside another worker; 2 K values, each compiles its own LM solve); "
         "in the default run the quick notebook 02 asserts the ID transcription's violation falls 100x",
     "tests/identification/test_identification.py::test_optax_simulation_error_loss": "heavy (passes, 549 s under load)",
-    "tests/benchmarks/test_benchmarks_quick.py": "heavy (~11 min)",
     "tests/bodies/test_lvp.py::test_body_functions_smooth_at_rest":
         "heavy (37 s beside another worker) and subsumed by test_smooth_at_rest: ID, M and FD q-Hessians at rest "
         "contain those of the frame, the points and the internal force",

@@ -61,11 +61,42 @@ class JointMotor(AbstractActuator):
         return self.gains * q[jnp.asarray(self.indices)]
 
 
+def _groups(actuators) -> list[tuple[list[int], object]]:
+    """Actuators that differ only in their array leaves (e.g. the tendons of one body, whose
+    offsets differ), grouped as ``(positions, static part)`` so that one vmapped trace serves them."""
+    groups: dict = {}
+    for k, a in enumerate(actuators):
+        dyn, static = eqx.partition(a, eqx.is_array)
+        leaves, treedef = jax.tree_util.tree_flatten(dyn)
+        key = (type(a), treedef, tuple((x.shape, x.dtype) for x in leaves), static)
+        try:
+            hash(key)
+        except TypeError:  # unhashable static data: keep the actuator on its own
+            key = ("alone", k)
+        groups.setdefault(key, []).append(k)
+    return [(ks, eqx.partition(actuators[ks[0]], eqx.is_array)[1]) for ks in groups.values()]
+
+
 def work_coordinates(chain: Chain, q: Config) -> Float[Array, " nu"]:
-    """All actuators' work coordinates, concatenated in the order of ``chain.actuators``."""
+    """All actuators' work coordinates, concatenated in the order of ``chain.actuators``.
+
+    Actuators of one type and structure that differ only in their parameters (the three tendons of
+    one body, say) are evaluated by one ``vmap``: one trace of the body's geometry instead of one per
+    actuator, which keeps the derivatives the controllers take of ``h`` small to compile.
+    """
     if not chain.actuators:
         return jnp.zeros((0,), dtype=q.dtype)
-    return jnp.concatenate([a.work_coordinates(chain, q) for a in chain.actuators])
+    acts = chain.actuators
+    parts: list = [None] * len(acts)
+    for ks, static in _groups(acts):
+        if len(ks) == 1:
+            parts[ks[0]] = acts[ks[0]].work_coordinates(chain, q)
+            continue
+        dyn = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[eqx.partition(acts[k], eqx.is_array)[0] for k in ks])
+        out = jax.vmap(lambda d, st=static: eqx.combine(d, st).work_coordinates(chain, q))(dyn)
+        for i, k in enumerate(ks):
+            parts[k] = out[i]
+    return jnp.concatenate(parts)
 
 
 @eqx.filter_jit

@@ -90,8 +90,11 @@ class AbstractSoftBody(AbstractBody):
 
     points: eqx.AbstractVar[Float[Array, "K d"]]
     weights: eqx.AbstractVar[Float[Array, " K"]]
-    stiffness: eqx.AbstractVar[Float[Array, "n n"]]
-    damping: eqx.AbstractVar[Float[Array, "n n"]]
+    # ``stiffness`` and ``damping`` ((nq, nq) arrays) are fields of most bodies and properties of
+    # those whose internal force comes from a material (tangent matrices at rest). They are not
+    # declared here as ``eqx.AbstractVar``: equinox then lists them as dataclass fields of every
+    # subclass and reads each one when an instance is built, which for a property means compiling
+    # and evaluating two energy Hessians per construction (≈ 11 s for an 8-DoF LVP body).
 
     @abc.abstractmethod
     def position(self, q: Config, s: Array) -> Vec3:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Callable
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
@@ -14,7 +13,7 @@ from ..actuation._base import actuation_matrix, work_coordinates
 from ..algorithms.inverse_dynamics import inverse_dynamics
 from ..algorithms.mass_matrix import mass_matrix
 from ..chain import Chain
-from .reference import gains, split_state
+from .reference import gains, second_order_along, split_state
 
 
 class CollocatedPFBL(eqx.Module):
@@ -63,9 +62,7 @@ class CollocatedPFBL(eqx.Module):
     def __call__(self, t, q: Config, qd: Config) -> Array:
         q, qd = split_state(self.chain, q, qd)
         y_d, yd_d, ydd_d = self.reference(t)
-        h = lambda x: work_coordinates(self.chain, x)
-        y, yd = jax.jvp(h, (q,), (qd,))
-        _, jdot_qd = jax.jvp(lambda x: jax.jvp(h, (x,), (qd,))[1], (q,), (qd,))  # J̇ q̇
+        y, yd, jdot_qd = second_order_along(lambda x: work_coordinates(self.chain, x), q, qd)  # J̇ q̇
         v = ydd_d + self.kd * (yd_d - yd) + self.kp * (y_d - y)
         jac = actuation_matrix(self.chain, q).T  # (nu, nq)
         factor = jsl.cho_factor(mass_matrix(self.chain, q), lower=True)

@@ -113,11 +113,26 @@ class ActuationReference(eqx.Module):
 
     def __call__(self, t):
         q, qd, qdd = self.reference(t)
-        h = lambda x: work_coordinates(self.chain, x)
-        y, yd = jax.jvp(h, (q,), (qd,))
-        _, ydd_vel = jax.jvp(lambda x: jax.jvp(h, (x,), (qd,))[1], (q,), (qd,))
-        _, j_qdd = jax.jvp(h, (q,), (qdd,))
-        return y, yd, j_qdd + ydd_vel
+        return second_order_along(lambda x: work_coordinates(self.chain, x), q, qd, qdd)
+
+
+def second_order_along(h: Callable, q: Array, qd: Array, qdd: Array | None = None) -> tuple[Array, Array, Array]:
+    """``h``, ``ḣ = J q̇`` and ``ḧ = J q̈ + q̇ᵀ (∂²h/∂q²) q̇`` along a path through ``q`` with velocity ``q̇``
+    and acceleration ``q̈`` (default 0, which gives ``J̇ q̇``).
+
+    One nested forward-mode trace of the scalar path ``τ ↦ h(q + τ q̇ + τ²/2 q̈)`` at ``τ = 0``: its
+    first two τ-derivatives are exactly ``ḣ`` and ``ḧ``, and ``h`` is traced once instead of once for
+    ``ḣ``, once for ``J̇ q̇`` and once for ``J q̈``.
+    """
+    dtype = jnp.result_type(q, qd)
+    zero, one = jnp.zeros((), dtype), jnp.ones((), dtype)
+
+    def path(tau):
+        x = q + tau * qd
+        return h(x if qdd is None else x + 0.5 * tau**2 * qdd)
+
+    (y, yd), (_, ydd) = jax.jvp(lambda tau: jax.jvp(path, (tau,), (one,)), (zero,), (one,))
+    return y, yd, ydd
 
 
 def gains(x, size: int, name: str) -> Array:

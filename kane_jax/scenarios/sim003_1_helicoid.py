@@ -196,15 +196,13 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
     statics_s = time.perf_counter() - start
     if not bool(jnp.all(ok)):
         raise RuntimeError(f"{NAME}: Newton did not converge at statics samples {np.flatnonzero(~np.asarray(ok))}.")
-    resid = jax.vmap(lambda q, xr: _static_residual(q, xr, chain))(q_eq, x_ref)
     ref_q = FourierReference.fit(q_eq, PERIOD, N_HARMONICS)
     ctrl = CollocatedPFBL(chain, ActuationReference(chain, ref_q), kp=kp, kd=kd)
     traj, info = timed_simulate(chain, rest, jnp.zeros(chain.nq), t_end, control=ctrl, n_save=n_save, rtol=rtol,
                                 atol=rtol / 10)
     check_finite(traj, NAME)
-    y_ref = jax.vmap(lambda t: ctrl.reference(t)[0])(traj.ts)
-    y = jax.vmap(lambda q: work_coordinates(chain, q))(traj.q)
-    tip_path = np.asarray(jax.vmap(lambda q: tips(chain, q))(traj.q))  # (T, 3, 3)
+    resid, y_ref, y, tip_path = _post(chain, ctrl, q_eq, x_ref, traj.ts, traj.q)
+    tip_path = np.asarray(tip_path)  # (T, 3, 3)
     summary = {"name": NAME, "description": DESCRIPTION, **info, "nq": chain.nq, "nu": chain.nu,
                "statics_s": statics_s, "statics_newton_steps_max": int(jnp.max(steps)),
                "statics_residual_max": float(jnp.max(jnp.abs(resid))),
@@ -220,6 +218,15 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
         summary["actuation_error_rate0_m_s"] = np.asarray(ctrl.reference(traj.ts[0])[1])  # ẏ*(0) − ẏ(0), q̇0 = 0
     summary["wall_s"] = time.perf_counter() - wall
     return summary
+
+
+@eqx.filter_jit
+def _post(chain: Chain, ctrl: CollocatedPFBL, q_eq, x_ref, ts, qs):
+    """Statics residuals, ``y*``, ``y`` and the tip paths in one compiled call (eagerly they cost minutes)."""
+    resid = jax.vmap(lambda q, xr: _static_residual(q, xr, chain))(q_eq, x_ref)
+    y_ref = jax.vmap(lambda t: ctrl.reference(t)[0])(ts)
+    y = jax.vmap(lambda q: work_coordinates(chain, q))(qs)
+    return resid, y_ref, y, jax.vmap(lambda q: tips(chain, q))(qs)
 
 
 def _plots(chain, traj, x_ref, tip_path, y, y_ref, out) -> list[str]:

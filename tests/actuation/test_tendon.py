@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import kane_jax as kj
+from kane_jax.actuation import work_coordinates
 from kane_jax.bodies import lvp_primitives as P
 from kane_jax.bodies.lvp import LVPBody
 from kane_jax.bodies.variable_radius import VariableRadiusPCC
@@ -76,3 +77,18 @@ def test_bad_input():
     chain = kj.Chain([(kj.Revolute((0, 0, 1)), rigid)], actuators=[kj.Tendon(0, [(0.0, 0.01)])])
     with pytest.raises(ValueError, match="not a soft body"):
         kj.actuation_matrix(chain, jnp.zeros(1))
+
+
+def test_grouped_work_coordinates_keep_the_actuators_order(rng):
+    # tendons of one body differ only in their offsets: work_coordinates evaluates them in one vmap;
+    # interleaved with a motor and a two-body tendon, the result must equal the per-actuator values
+    # in the order of chain.actuators
+    acts = [kj.Tendon(0, [(0.01, 0.0)], order=3), kj.JointMotor([0]), kj.Tendon(1, [(-0.01, 0.005)], order=3),
+            kj.Tendon(0, [(0.0, -0.012)], order=3), kj.Tendon([0, 1], [(0.004, 0.0), (0.004, 0.0)], order=3),
+            kj.Tendon(1, [(0.007, 0.007)], order=3), kj.Tendon(0, [(-0.01, 0.002)], order=3)]
+    chain = kj.Chain([(kj.Revolute((0.0, 0.0, 1.0)), _cc()), (kj.Fixed(), _cc())], actuators=acts)
+    q = jnp.asarray(rng.normal(size=chain.nq) * 0.3)
+    grouped = jax.jit(lambda x: work_coordinates(chain, x))(q)
+    alone = jnp.concatenate([jax.jit(lambda x, a=a: a.work_coordinates(chain, x))(q) for a in acts])
+    assert grouped.shape == (7,)
+    np.testing.assert_allclose(grouped, alone, rtol=1e-14, atol=1e-16)

@@ -30,3 +30,19 @@ def test_mixed_soft_rigid_chain_matches_euler_lagrange(rng):
     ]
     chain = kj.Chain(mods, gravity=(0.5, -1.0, -9.81))
     check_against_el(chain, rng, n_states=1, scale=0.3)
+
+
+def test_cosserat_and_learned_bodies_in_a_mixed_chain_match_euler_lagrange(rng):
+    """Default-run mixed check of the models no other default mixed test holds (Cosserat PCS and
+    GVS, learned), between a rigid link and each other; the other models are mixed in
+    test_godage, test_lvp, test_variable_radius and tests/algorithms/test_inverse_dynamics."""
+    rigid = kj.RigidBody(0.3, (0.04, 0.0, 0.01), np.diag([1e-3, 2e-3, 2e-3]), tip=np.eye(4))
+    mods = [
+        (kj.Revolute((0.0, 0.0, 1.0)), rigid),
+        (kj.Revolute((1.0, 0.0, 0.0)), CosseratPCS(0.15, 0.01, tip_radius=0.006, strains=("bend_y", "stretch"),
+                                                    **SMALL)),
+        (kj.Fixed(), CosseratGVS(0.12, 0.008, basis=GaussianBasis(2), strains=("bend_z",), **SMALL)),
+        (kj.Fixed(), LearnedBody(1, length=0.1, radius=0.01, key=jax.random.PRNGKey(1), width_size=4, depth=1,
+                                 **SMALL)),
+    ]
+    check_against_el(kj.Chain(mods, gravity=(0.5, -1.0, -9.81)), rng, n_states=1, scale=0.3)

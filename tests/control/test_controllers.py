@@ -97,3 +97,20 @@ def test_controller_bad_inputs(soft):
         CollocatedPFBL(soft, jnp.zeros(4))
     with pytest.raises(ValueError, match="compensate"):
         PDCompensation(soft, jnp.zeros(4), compensate="both")
+
+
+def test_second_order_along_matches_the_chain_rule_in_closed_form():
+    # h(q) = (sin(a) b², eᶜ a): ḣ and ḧ = J q̈ + q̇ᵀ H q̇ written out by hand; qdd = None gives J̇ q̇
+    from kane_jax.control.reference import second_order_along
+
+    h = lambda x: jnp.stack([jnp.sin(x[0]) * x[1] ** 2, jnp.exp(x[2]) * x[0]])  # noqa: E731
+    (a, b, c), (ad, bd, cd), (add, bdd, cdd) = (0.7, -1.3, 0.4), (0.5, 2.0, -1.1), (-0.3, 0.8, 1.7)
+    y, yd, ydd = second_order_along(h, jnp.array([a, b, c]), jnp.array([ad, bd, cd]), jnp.array([add, bdd, cdd]))
+    s, co, e = np.sin(a), np.cos(a), np.exp(c)
+    np.testing.assert_allclose(y, [s * b**2, e * a], rtol=1e-15)
+    np.testing.assert_allclose(yd, [co * ad * b**2 + 2 * s * b * bd, e * (cd * a + ad)], rtol=1e-15)
+    jdot_qd = [-s * ad**2 * b**2 + 4 * co * ad * b * bd + 2 * s * bd**2, e * (cd**2 * a + 2 * cd * ad)]
+    j_qdd = [co * add * b**2 + 2 * s * b * bdd, e * (cdd * a + add)]
+    np.testing.assert_allclose(ydd, np.add(jdot_qd, j_qdd), rtol=1e-14)
+    np.testing.assert_allclose(second_order_along(h, jnp.array([a, b, c]), jnp.array([ad, bd, cd]))[2], jdot_qd,
+                               rtol=1e-14)
