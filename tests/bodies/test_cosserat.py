@@ -139,19 +139,29 @@ def test_cosserat_stiffness_from_material(rng):
     assert abs(float(jnp.sum(pcs.weights)) - 1000.0 * length * mean(np.pi * r**2)) < 1e-9
 
 
-def test_geometry_smooth_at_straight_configuration(rng):
+def test_pcs_geometry_smooth_at_straight_configuration(rng):
+    """All six strains to 4th order (GVS: the chain-level check below holds its geometry's)."""
     pcs = CosseratPCS(0.2, 0.01, **SMALL)
     check_geometry_smooth_at(pcs, jnp.zeros(6), rng)
+
+
+@pytest.mark.slow  # subsumed in the default run by test_gvs_dynamics_smooth_at_straight_configuration
+def test_gvs_geometry_smooth_at_straight_configuration(rng):
     gvs = CosseratGVS(0.2, 0.01, basis=LegendreBasis(2), strains=("twist", "bend_y", "bend_z"), **SMALL)
     check_geometry_smooth_at(gvs, jnp.zeros(6), rng)
 
 
-@pytest.mark.slow  # 160 s alone on the idle 2-core machine (two chains); the geometry's 4th-order jets are in the default run
-def test_dynamics_smooth_at_straight_configuration(rng):
-    pcs = CosseratPCS(0.2, 0.01, strains=("bend_y", "bend_z", "stretch"), **SMALL)
-    check_smooth_at(kj.Chain([(kj.Fixed(), pcs)]), jnp.zeros(3), rng)
+def test_gvs_dynamics_smooth_at_straight_configuration(rng):
+    """Chain-level ID, M, FD with full first and second q-derivatives at rest (≈ 100 s of compile)."""
     gvs = CosseratGVS(0.2, 0.01, basis=LegendreBasis(2), strains=("bend_y",), **SMALL)
     check_smooth_at(kj.Chain([(kj.Fixed(), gvs)]), jnp.zeros(2), rng)
+
+
+@pytest.mark.slow  # ≈ 120 s of compile; PCS's pose is the se3_exp the GVS test differentiates, its geometry's
+# 4th-order jets are in the default run, and GVS with a constant basis equals PCS (test above)
+def test_pcs_dynamics_smooth_at_straight_configuration(rng):
+    pcs = CosseratPCS(0.2, 0.01, strains=("bend_y", "bend_z", "stretch"), **SMALL)
+    check_smooth_at(kj.Chain([(kj.Fixed(), pcs)]), jnp.zeros(3), rng)
 
 
 def test_bad_input_raises():

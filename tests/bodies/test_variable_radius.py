@@ -83,6 +83,8 @@ def test_id_matches_euler_lagrange_alone(rng):
     check_against_el(chain, _states(rng, chain.nq, slice(1, 5)))
 
 
+# a subset of test_lvp.py::test_id_matches_euler_lagrange_mixed (rigid + CC + VR + LVP, in the default run)
+@pytest.mark.slow
 def test_id_matches_euler_lagrange_mixed(rng):
     rigid = kj.RigidBody(0.3, (0.05, 0, 0), np.diag([1e-4, 2e-4, 2e-4]), tip=np.array(
         [[1, 0, 0, 0.1], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1.0]]))
@@ -92,6 +94,7 @@ def test_id_matches_euler_lagrange_mixed(rng):
     check_against_el(chain, _states(rng, chain.nq, slice(5, 9)))
 
 
+@pytest.mark.slow  # subsumed by test_smooth_at_rest: the chain's q-Hessians contain the body's
 def test_body_functions_smooth_at_rest(rng):
     check_body_smooth_at_rest(VariableRadiusPCC(**SMALL), rng)
 
