@@ -59,7 +59,8 @@ def run(t1: float | None = None, out_dir=None) -> dict:
     z = jnp.zeros(chain.nq)
     traj, info = timed_simulate(chain, z, z, t1, control=U, n_save=201, solver="kvaerno5", rtol=RTOL, atol=ATOL)
     check_finite(traj, NAME)
-    eq = equilibrium(chain, U, traj.q[-1])
+    # residual forces stall at ≈ 4e-12 (round-off of the MPa-scale pressure forces): atol 1e-9 on them
+    eq = equilibrium(chain, U, traj.q[-1], rtol=1e-10, atol=1e-9, max_steps=100, throw=False)
     q = np.asarray(traj.q).reshape(-1, 3, 4)
     plt = plotting._pyplot()
     fig, axs = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
@@ -84,6 +85,7 @@ def run(t1: float | None = None, out_dir=None) -> dict:
             "final_bending_rad": [float(x) for x in q[-1, :, 0]],
             "final_radius_change_mm": [float(x) * 1e3 for x in q[-1, :, 2:].ravel()],
             "final_q": np.asarray(traj.q[-1]).tolist(), "equilibrium_q": np.asarray(eq.q).tolist(),
+            "equilibrium_converged": bool(eq.success), "equilibrium_residual": float(jnp.max(jnp.abs(eq.residual))),
             "distance_to_equilibrium": float(jnp.max(jnp.abs(traj.q[-1] - eq.q))),
             "final_speed": float(jnp.max(jnp.abs(traj.qd[-1]))),
             "files": [str(f) for f in files]}
