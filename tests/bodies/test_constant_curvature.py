@@ -30,9 +30,15 @@ def test_kinematics_closed_form():
 
 def test_dynamics_smooth_at_zero_curvature(rng):
     """ID, M, FD and their full first and second q-derivatives at q = 0 and at 1e-9 from it, on one
-    chain holding both variants (with and without elongation): one trace instead of one compile per
-    function and variant."""
+    chain holding both variants (with and without elongation) and a learned (MLP) body, whose rest
+    configuration is checked here at chain level: one trace instead of one compile per function,
+    variant and model."""
+    from kane_jax.bodies.learned import LearnedBody
+
     with_dl = kj.PlanarConstantCurvature(0.3, 0.03, 1000.0, 1e5, 0.1, elongation=True, order=3)
     bend_only = kj.PlanarConstantCurvature(0.25, 0.025, 1000.0, 1e5, 0.1, elongation=False, order=3)
-    chain = kj.Chain([(kj.Revolute((0, 0, 1)), with_dl), (kj.Fixed(), bend_only)], gravity=(0.0, -9.81, 0.0))
+    learned = LearnedBody(2, length=0.1, radius=0.01, key=jax.random.PRNGKey(3), stiffness=5.0, damping=0.1,
+                          width_size=4, depth=1, order=2, n_radial=1, n_angular=3)
+    chain = kj.Chain([(kj.Revolute((0, 0, 1)), with_dl), (kj.Fixed(), bend_only), (kj.Fixed(), learned)],
+                     gravity=(0.0, -9.81, 0.0))
     check_smooth_at(chain, jnp.zeros(chain.nq), rng)
