@@ -40,8 +40,8 @@ def rng():
 # "heavy": passes but too slow for a 2-core CI run; "fails": seen failing, with the measured gap.
 _NOT_DEFAULT = {
     "tests/scenarios/test_scenarios.py::test_hybrid_scenario_pfbl_tracks_cubic":
-        "heavy (11-DoF UR10e + Cosserat + LVP chain with PFBL: 36 s alone, but the default run grew from 14:24 "
-        "to 17:13 with it on 2026-11-22)",
+        "heavy (11-DoF UR10e + Cosserat + LVP chain with PFBL: 36 s alone; the default run already takes 14:24-17:00 "
+        "on the 2-core VM, whose CPU time for the same tests varied by 18 % on 2026-11-22)",
     "tests/optimize/test_trajectory_optimization.py::test_direct_transcription_with_id":
         "heavy (passes: ~80 s idle, 214 s beside another worker; 2 K values, each compiles its own LM solve); "
         "in the default run the quick notebook 02 asserts the ID transcription's violation falls 100x",
