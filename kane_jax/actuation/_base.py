@@ -61,9 +61,10 @@ class JointMotor(AbstractActuator):
         return self.gains * q[jnp.asarray(self.indices)]
 
 
-def _groups(actuators) -> list[tuple[list[int], object]]:
+def _groups(actuators) -> list[tuple[list[int], object, list]]:
     """Actuators that differ only in their array leaves (e.g. the tendons of one body, whose
-    offsets differ), grouped as ``(positions, static part)`` so that one vmapped trace serves them."""
+    offsets differ), grouped as ``(positions, static part, array parts)`` so that one vmapped trace
+    serves them."""
     groups: dict = {}
     for k, a in enumerate(actuators):
         dyn, static = eqx.partition(a, eqx.is_array)
@@ -73,8 +74,10 @@ def _groups(actuators) -> list[tuple[list[int], object]]:
             hash(key)
         except TypeError:  # unhashable static data: keep the actuator on its own
             key = ("alone", k)
-        groups.setdefault(key, []).append(k)
-    return [(ks, eqx.partition(actuators[ks[0]], eqx.is_array)[1]) for ks in groups.values()]
+        ks, _, dyns = groups.setdefault(key, ([], static, []))
+        ks.append(k)
+        dyns.append(dyn)
+    return list(groups.values())
 
 
 def work_coordinates(chain: Chain, q: Config) -> Float[Array, " nu"]:
@@ -88,11 +91,11 @@ def work_coordinates(chain: Chain, q: Config) -> Float[Array, " nu"]:
         return jnp.zeros((0,), dtype=q.dtype)
     acts = chain.actuators
     parts: list = [None] * len(acts)
-    for ks, static in _groups(acts):
+    for ks, static, dyns in _groups(acts):
         if len(ks) == 1:
             parts[ks[0]] = acts[ks[0]].work_coordinates(chain, q)
             continue
-        dyn = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *[eqx.partition(acts[k], eqx.is_array)[0] for k in ks])
+        dyn = jax.tree_util.tree_map(lambda *xs: jnp.stack(xs), *dyns)
         out = jax.vmap(lambda d, st=static: eqx.combine(d, st).work_coordinates(chain, q))(dyn)
         for i, k in enumerate(ks):
             parts[k] = out[i]

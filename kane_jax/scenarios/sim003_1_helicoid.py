@@ -31,11 +31,12 @@ Fourier harmonics up to 4; PFBL gains ``K_p = 400``, ``K_d = 40`` (critically da
 The bodies use a small volumetric quadrature (``order = 2``, one ring of 4 points, 8 nodes) to
 keep compile time down; pass ``order`` etc. for more.
 
-Measured (``run(t1=0.5)``, idle 2-core CPU, float64, 2026-11-22): statics 254 s including its
-compile (24 samples, at most 18 Levenberg–Marquardt iterations, residual 2.3e-13); simulation
-522 s compile (≈ 9 GB of memory) + 110 s run for 0.5 s (1,364 Tsit5 steps at rtol 1e-6, 0.0046×
-real time); tendon-coordinate error 1.1e-7 m at 0.5 s. **Known limitation**, as in ``003-sim2``:
-the PFBL asks for tensions of −1.5…+1.4 N, i.e. the tendons also push (no non-negative allocation).
+Measured (``run(t1=0.5)`` through ``kane-jax run``, idle 2-core CPU, float64, 2026-11-22): statics
+206 s including its compile (24 samples, at most 18 Levenberg–Marquardt iterations, residual
+2e-13); simulation 157 s compile + 43 s run for 0.5 s (1,364 Tsit5 steps at rtol 1e-6, 0.012× real
+time), 432 s wall, 3.9 GB peak memory; tendon-coordinate error 1.1e-7 m at 0.5 s. **Known
+limitation**, as in ``003-sim2``: the PFBL asks for tensions of −1.5…+1.4 N, i.e. the tendons also
+push (no non-negative allocation).
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from ..bodies.lvp_primitives import Bend, Shear, Stretch, Twist
 from ..bodies.materials import NeoHookean
 from ..chain import Chain
 from ..control.pfbl import CollocatedPFBL
-from ..control.reference import ActuationReference
+from ..control.reference import ActuationReference, second_order_along
 from ..joints import Fixed
 from ..simulation import plotting
 from ._common import check_finite, output_dir, timed_simulate
@@ -106,8 +107,8 @@ def _static_residual(q, x_ref, chain: Chain):
 def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float = 1e-10):
     """The hanging equilibrium, the sampled circle references and the statics along them.
 
-    Returns ``(q_rest, x_ref (S, 3, 3), q_eq (S, nq), steps (S,))``; Newton (optimistix) warm-starts
-    each sample from the previous equilibrium.
+    Returns ``(q_rest, x_ref (S, 3, 3), q_eq (S, nq), steps (S,), ok (S,))``: Newton for the rest
+    configuration, then Levenberg–Marquardt at each sample, warm-started from the previous equilibrium.
     """
     solver = optx.Newton(rtol=rtol, atol=rtol)
     zero = jnp.zeros(chain.nq)
@@ -160,9 +161,8 @@ class FourierReference(eqx.Module):
         def q_of(s):
             return (self._basis(s, self.omega, n_h) @ self.coeffs)[0]
 
-        q, qd = jax.jvp(q_of, (t,), (jnp.ones_like(t),))
-        qdd = jax.jvp(lambda s: jax.jvp(q_of, (s,), (jnp.ones_like(s),))[1], (t,), (jnp.ones_like(t),))[1]
-        return q, qd, qdd
+        t = jnp.asarray(t, dtype=self.coeffs.dtype)
+        return second_order_along(q_of, t, jnp.ones_like(t))  # q*, q̇*, q̈* along t
 
 
 def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float = 40.0, rtol: float = 1e-6,
