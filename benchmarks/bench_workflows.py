@@ -51,7 +51,7 @@ def main(argv=None):
     import optax
 
     import kane_jax as kj
-    from kane_jax._math import make_pose
+    from kane_jax.lie import make_pose
     from kane_jax.batch import batch_simulate
     from kane_jax.identification import Samples, id_residual_loss, simulation_loss
     from kane_jax.optimize import InputSequence, rollout, tip_reaching_cost

@@ -13,8 +13,8 @@ from .actuation import GodagePressureActuator as GodagePressureActuator
 from .actuation import JointMotor as JointMotor
 from .actuation import PneumaticChambers as PneumaticChambers
 from .actuation import Tendon as Tendon
-from .actuation import actuation_force as actuation_force
-from .actuation import actuation_matrix as actuation_matrix
+from .algorithms.actuation import actuation_force as actuation_force
+from .algorithms.actuation import actuation_matrix as actuation_matrix
 from .algorithms.energy import generalized_gravity as generalized_gravity
 from .algorithms.energy import kinetic_energy as kinetic_energy
 from .algorithms.energy import nonlinear_effects as nonlinear_effects
@@ -39,7 +39,6 @@ from .bodies import CosseratPCS as CosseratPCS
 from .bodies import GodageSection as GodageSection
 from .bodies import LearnedBody as LearnedBody
 from .bodies import SpatialConstantCurvature as SpatialConstantCurvature
-from .bodies import godage_arm as godage_arm
 from .bodies import ChebyshevBasis as ChebyshevBasis
 from .bodies import FullBasis as FullBasis
 from .bodies import GaussianBasis as GaussianBasis
@@ -65,6 +64,8 @@ from .joints import Revolute as Revolute
 from .joints import Spherical as Spherical
 from .joints import Universal as Universal
 from . import compliant as compliant
+from . import lie as lie
+from .models import godage_arm as godage_arm
 from . import control as control
 from . import identification as identification
 from . import optimize as optimize
@@ -87,7 +88,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Trajectory", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic",
-    "control", "identification", "optimize", "batch_mesh", "batch_simulate", "Equilibrium", "HoldingInput",
+    "control", "identification", "lie", "optimize", "batch_mesh", "batch_simulate", "Equilibrium", "HoldingInput",
     "equilibrium", "holding_input", "static_residual",
     "LVPBody", "LinearElastic", "NeoHookean", "PneumaticChambers", "Tendon", "VariableRadiusPCC",
     "frame_from_points",

@@ -118,3 +118,23 @@ def count(x: Any, name: str, *, minimum: int = 1) -> int:
         kind = {0: "a non-negative int", 1: "a positive int"}.get(minimum, f"an int >= {minimum}")
         raise ValueError(f"`{name}` must be {kind}, got {x!r}.")
     return int(x)
+
+
+def matrix_or_zeros(x: Any, name: str, n: int) -> jax.Array:
+    """An ``(n, n)`` symmetric positive semi-definite matrix from None (zeros), a scalar (times the
+    identity), a length-``n`` diagonal or an ``n × n`` matrix (stiffness and damping of joints and bodies).
+
+    Raises:
+        ValueError: another shape, or a matrix that is not symmetric positive semi-definite.
+    """
+    if x is None:
+        return jnp.zeros((n, n))
+    arr = as_float_array(x, name)
+    if arr.ndim == 0:
+        arr = arr * jnp.eye(n, dtype=arr.dtype)
+    elif arr.shape == (n,):
+        arr = jnp.diag(arr)
+    if arr.shape != (n, n):
+        raise ValueError(f"`{name}` must be a scalar, shape ({n},) or shape ({n}, {n}), got shape {arr.shape}.")
+    symmetric_psd(arr, name, definite=False)
+    return arr

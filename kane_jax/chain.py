@@ -17,9 +17,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import _checks
+from ._modules import group_by_structure, stack
 from ._types import Array, Vec3
 from .bodies._base import AbstractBody
 from .joints import AbstractJoint
+from .actuation._base import AbstractActuator
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -49,23 +51,6 @@ class Layout:
         return np.array(
             [i * self.n_max + j for i in range(self.n_modules) for j in range(self.module_nq[i])], dtype=np.int32
         )
-
-
-def _structure_key(pair: Any) -> Any:
-    leaves, treedef = jax.tree.flatten(pair)
-    key = (treedef, tuple(("array", tuple(x.shape), str(x.dtype)) if eqx.is_array(x) else x for x in leaves))
-    try:
-        hash(key)
-    except TypeError:
-        return ("unique", id(pair))
-    return key
-
-
-def _stack(pairs: Sequence[Any]) -> Any:
-    dyns = [eqx.filter(p, eqx.is_array) for p in pairs]
-    static = eqx.filter(pairs[0], eqx.is_array, inverse=True)
-    stacked = jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *dyns)
-    return eqx.combine(stacked, static)
 
 
 class Chain(eqx.Module):
@@ -106,8 +91,6 @@ class Chain(eqx.Module):
                 raise TypeError(f"`modules[{i}][0]` must be a kane_jax joint, got {type(m[0]).__name__}.")
             if not isinstance(m[1], AbstractBody):
                 raise TypeError(f"`modules[{i}][1]` must be a kane_jax body, got {type(m[1]).__name__}.")
-        from .actuation._base import AbstractActuator
-
         actuators = tuple(actuators)
         for k, a in enumerate(actuators):
             if not isinstance(a, AbstractActuator):
@@ -116,11 +99,8 @@ class Chain(eqx.Module):
         self.gravity = _checks.as_float_array(gravity, "gravity", (3,))
         _checks.check_finite(self.gravity, "gravity")
 
-        keys: dict[Any, list[int]] = {}
-        for i, m in enumerate(modules):
-            keys.setdefault(_structure_key(tuple(m)), []).append(i)
-        members = tuple(tuple(v) for v in keys.values())
-        self.groups = tuple(_stack([tuple(modules[i]) for i in mem]) for mem in members)
+        members = tuple(tuple(v) for v in group_by_structure([tuple(m) for m in modules]))
+        self.groups = tuple(stack([tuple(modules[i]) for i in mem]) for mem in members)
         module_nq = tuple(m[0].nq + m[1].nq for m in modules)
         offsets = tuple(int(x) for x in np.concatenate([[0], np.cumsum(module_nq)[:-1]]))
         concat = [i for mem in members for i in mem]

@@ -13,29 +13,16 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from . import _checks
-from ._math import make_pose, rot_axis, so3_exp, translation
+from ._jets import PoseJet, pose_jet, screw_jet
 from ._types import Array, Config, Pose
-
-
-def _matrix_or_zeros(x, name: str, n: int) -> Array:
-    """Accept None, a scalar (times identity), a length-n diagonal, or an n×n matrix."""
-    if x is None:
-        return jnp.zeros((n, n))
-    arr = _checks.as_float_array(x, name)
-    if arr.ndim == 0:
-        arr = arr * jnp.eye(n, dtype=arr.dtype)
-    elif arr.shape == (n,):
-        arr = jnp.diag(arr)
-    if arr.shape != (n, n):
-        raise ValueError(f"`{name}` must be a scalar, shape ({n},) or shape ({n}, {n}), got shape {arr.shape}.")
-    _checks.symmetric_psd(arr, name, definite=False)
-    return arr
+from .lie import make_pose, rot_axis, so3_exp, translation
 
 
 class AbstractJoint(eqx.Module):
     """A joint: ``nq`` coordinates, a pose function and optional spring/damper.
 
-    Subclasses implement :meth:`motion`; :meth:`transform` prepends the constant placement.
+    Subclasses implement :meth:`motion` and :meth:`screw_axis`; :meth:`transform` prepends the
+    constant placement and :meth:`jet` differentiates it (closed form for screw joints).
     """
 
     placement: eqx.AbstractVar[Pose]
@@ -51,13 +38,20 @@ class AbstractJoint(eqx.Module):
         """Pose of the joint's output frame in the previous distal frame: ``placement · motion(q)``."""
         return self.placement @ self.motion(q)
 
+    @abc.abstractmethod
     def screw_axis(self) -> Array | None:
         """Constant unit twist ``(ω, v)`` of a one-coordinate screw joint in its placement frame, else None.
 
-        ``motion(q) = exp(q ξ̂)`` for these joints, so a rigid module's relative motion has a closed
-        form (:func:`kane_jax.algorithms._terms.module_terms`) instead of nested autodiff.
+        ``motion(q) = exp(q ξ̂)`` for these joints, so their jet has a closed form (:meth:`jet`).
         """
-        return None
+
+    def jet(self, q: Config, qd: Config | None) -> PoseJet:
+        """Jet of :meth:`transform` along ``q̇`` (:class:`~kane_jax._jets.PoseJet`): closed form for a
+        screw joint, autodiff otherwise; ``qd=None`` for the configuration-only jet."""
+        screw = self.screw_axis()
+        if screw is not None:
+            return screw_jet(self.placement, screw.astype(jnp.result_type(q, screw)), q, qd)
+        return pose_jet(self.transform, q, qd)
 
     def internal_force(self, q: Config, qd: Config) -> Config:
         """Spring and damper generalized force ``K q + D q̇`` on the joint coordinates."""
@@ -70,8 +64,8 @@ class AbstractJoint(eqx.Module):
 
 def _joint_init(self, placement, stiffness, damping):
     self.placement = _checks.rigid_transform(placement, "placement")
-    self.stiffness = _matrix_or_zeros(stiffness, "stiffness", self.nq)
-    self.damping = _matrix_or_zeros(damping, "damping", self.nq)
+    self.stiffness = _checks.matrix_or_zeros(stiffness, "stiffness", self.nq)
+    self.damping = _checks.matrix_or_zeros(damping, "damping", self.nq)
 
 
 class Revolute(AbstractJoint):
@@ -150,6 +144,9 @@ class Fixed(AbstractJoint):
     def motion(self, q: Config) -> Pose:
         return jnp.eye(4, dtype=self.placement.dtype)
 
+    def screw_axis(self) -> None:
+        return None
+
 
 class Universal(AbstractJoint):
     """Rotation by ``q[0]`` about ``axis1`` followed by ``q[1]`` about the rotated ``axis2``."""
@@ -171,6 +168,9 @@ class Universal(AbstractJoint):
         rot = rot_axis(self.axis1, q[0]) @ rot_axis(self.axis2, q[1])
         return make_pose(rot, jnp.zeros(3, dtype=rot.dtype))
 
+    def screw_axis(self) -> None:
+        return None
+
 
 class Spherical(AbstractJoint):
     """Ball joint; ``q`` is the rotation vector [rad] (exponential coordinates, smooth at 0)."""
@@ -187,6 +187,9 @@ class Spherical(AbstractJoint):
         rot = so3_exp(q)
         return make_pose(rot, jnp.zeros(3, dtype=rot.dtype))
 
+    def screw_axis(self) -> None:
+        return None
+
 
 class Free(AbstractJoint):
     """Floating base: ``q[:3]`` translation [m] then ``q[3:]`` rotation vector [rad]."""
@@ -201,3 +204,6 @@ class Free(AbstractJoint):
 
     def motion(self, q: Config) -> Pose:
         return make_pose(so3_exp(q[3:]), q[:3])
+
+    def screw_axis(self) -> None:
+        return None

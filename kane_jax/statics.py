@@ -21,10 +21,10 @@ import optimistix as optx
 
 from . import _checks
 from ._types import Array, Config, Float, Vec3
-from .actuation._base import actuation_matrix
-from .algorithms.inverse_dynamics import inverse_dynamics
+from .algorithms.actuation import generalized_input, input_matrix
+from .algorithms._recursion import inverse_dynamics_kernel, tip_wrench
+from .algorithms.inverse_dynamics import check_gravity
 from .chain import Chain
-from .simulation._control import generalized_input
 
 
 class Equilibrium(NamedTuple):
@@ -84,9 +84,14 @@ def static_residual(chain: Chain, q: Config, u: Array, *, gravity: Vec3 | None =
     """
     q = chain.check_state(q, "q")
     u = _check_input(chain, u)
-    z = jnp.zeros_like(q)
-    tau = inverse_dynamics(chain, q, z, z, gravity=gravity, tip_force=tip_force, tip_torque=tip_torque)
-    return tau - generalized_input(chain, q, u.astype(q.dtype))
+    return _residual(chain, q, u, check_gravity(chain, gravity), tip_force, tip_torque)
+
+
+def _residual(chain: Chain, q: Config, u: Array, gravity, tip_force, tip_torque) -> Config:
+    """Kernel of :func:`static_residual` (no validation)."""
+    tip = tip_wrench(tip_force, tip_torque, q.dtype)
+    return (inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), None, gravity=gravity, tip=tip)
+            - generalized_input(chain, q, u.astype(q.dtype)))
 
 
 def equilibrium(chain: Chain, u, q_guess, *, rtol: float | None = None, atol: float | None = None,
@@ -132,15 +137,15 @@ def equilibrium(chain: Chain, u, q_guess, *, rtol: float | None = None, atol: fl
     if not (rtol >= 0 and atol > 0):
         raise ValueError(f"`rtol` must be >= 0 and `atol` > 0, got rtol={rtol}, atol={atol}.")
     _checks.count(max_steps, "max_steps")
-    return _solve(chain, u.astype(dtype), q0, rtol, atol, max_steps, jnp.asarray(bool(throw)), gravity, tip_force,
-                  tip_torque)
+    return _solve(chain, u.astype(dtype), q0, rtol, atol, max_steps, jnp.asarray(bool(throw)),
+                  check_gravity(chain, gravity), tip_force, tip_torque)
 
 
 @eqx.filter_jit
 def _solve(chain, u, q0, rtol, atol, max_steps, throw, gravity, tip_force, tip_torque):
     def fn(q, args):
         chain_, u_, loads = args
-        return static_residual(chain_, q, u_, gravity=loads[0], tip_force=loads[1], tip_torque=loads[2])
+        return _residual(chain_, q, u_, *loads)
 
     args = (chain, u, (gravity, tip_force, tip_torque))
     solver = optx.Newton(rtol=rtol, atol=atol, linear_solver=lx.AutoLinearSolver(well_posed=None))
@@ -177,11 +182,11 @@ def holding_input(chain: Chain, q, *, gravity: Vec3 | None = None, tip_force: Ve
         ValueError: ``q`` of the wrong shape.
     """
     q = chain.check_state(q, "q")
-    z = jnp.zeros_like(q)
-    tau = inverse_dynamics(chain, q, z, z, gravity=gravity, tip_force=tip_force, tip_torque=tip_torque)
+    tau = inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), None, gravity=check_gravity(chain, gravity),
+                                  tip=tip_wrench(tip_force, tip_torque, q.dtype))
     if chain.nu == 0:
         return HoldingInput(tau, jnp.zeros_like(tau))
-    b = actuation_matrix(chain, q)  # (nq, nu)
+    b = input_matrix(chain, q)  # (nq, nu)
     u = solve_input(b, tau)
     return HoldingInput(u, tau - b @ u)
 

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import kane_jax as kj
-from kane_jax._math import make_pose, so3_exp
+from kane_jax.lie import make_pose, so3_exp
 
 
 def random_pose(rng, scale=0.3):

@@ -12,7 +12,7 @@ def _pos(q, s):
 
 
 def _tip(q):
-    return kj._math.translation(jnp.stack([q[0], q[1], 0.0]))
+    return kj.lie.translation(jnp.stack([q[0], q[1], 0.0]))
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import kane_jax as kj
-from kane_jax._math import make_pose
+from kane_jax.lie import make_pose
 
 HANG = (9.81, 0.0, 0.0)  # gravity along +x: the straight arm hangs at q = 0 (003_… Sim. 1 set-up)
 

@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
+from .._modules import module_coordinates
 from .._types import Array, Config, Float
 from ._base import AbstractActuator
 
@@ -63,18 +64,14 @@ class GodagePressureActuator(AbstractActuator):
     def work_coordinates(self, chain: Chain, q: Config) -> Float[Array, " nu"]:
         from ..bodies.godage import GodageSection
 
-        lay = chain.layout
         lengths = []
         for i in self.modules:
-            if i >= lay.n_modules:
+            if i >= chain.n_modules:
                 raise ValueError(f"GodagePressureActuator `modules` {self.modules} out of range for a chain "
-                                 f"with {lay.n_modules} modules.")
-            g = next(k for k, mem in enumerate(lay.members) if i in mem)
-            body = chain.groups[g][1]
+                                 f"with {chain.n_modules} modules.")
+            joint, body = chain.module(i)
             if not isinstance(body, GodageSection):
                 raise ValueError(f"GodagePressureActuator: module {i} must be a GodageSection, "
                                  f"got {type(body).__name__}.")
-            start = lay.offsets[i] + lay.group_nq[g][0]
-            length = body.length[lay.members[g].index(i)]
-            lengths.append(length + q[start:start + 3])
+            lengths.append(body.actuator_lengths(module_coordinates(chain, i, q)[joint.nq:]))
         return self.area * jnp.concatenate(lengths)

@@ -5,53 +5,64 @@ from __future__ import annotations
 import equinox as eqx
 import jax.numpy as jnp
 
+from .._jets import mv
+from .._modules import map_modules
 from .._types import Array, Config, Float, Vec3
-from ..chain import Chain
-from ._terms import chain_terms, gather_modules
-from .inverse_dynamics import inverse_dynamics, inverse_dynamics_full
-from .kinematics import forward_kinematics
+from ._recursion import inverse_dynamics_kernel
+from ._terms import chain_terms
+from .inverse_dynamics import check_gravity
+from .kinematics import world_poses
 
 
 @eqx.filter_jit
-def nonlinear_effects(chain: Chain, q: Config, qd: Config) -> Config:
-    """``c(q, q̇) + G(q) + ∂U/∂q + D q̇ = ID(q, q̇, 0)``: everything but ``M q̈`` (Pinocchio's ``nle``)."""
-    return inverse_dynamics(chain, q, qd, jnp.zeros_like(chain.check_state(qd, "qd")))
+def nonlinear_effects(chain, q: Config, qd: Config) -> Config:
+    """``c(q, q̇) + G(q) + ∂U/∂q + D q̇ = ID(q, q̇, 0)``: everything but ``M q̈`` (Pinocchio's ``nle``).
+
+    Raises:
+        ValueError: ``q`` or ``qd`` of the wrong shape.
+    """
+    return inverse_dynamics_kernel(chain, chain.check_state(q, "q"), chain.check_state(qd, "qd"), None)
 
 
 @eqx.filter_jit
-def generalized_gravity(chain: Chain, q: Config) -> Config:
-    """Gravity generalized forces ``G(q) = ∂V_g/∂q`` (no elastic or damping forces)."""
+def generalized_gravity(chain, q: Config) -> Config:
+    """Gravity generalized forces ``G(q) = ∂V_g/∂q`` (no elastic or damping forces).
+
+    Raises:
+        ValueError: ``q`` of the wrong shape.
+    """
     q = chain.check_state(q, "q")
-    z = jnp.zeros_like(q)
-    return inverse_dynamics_full(chain, q, z, z, internal=False).tau
+    return inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), None, internal=False)
 
 
 @eqx.filter_jit
-def kinetic_energy(chain: Chain, q: Config, qd: Config) -> Float[Array, ""]:
-    """``T = ½ q̇ᵀ M(q) q̇``, with ``M q̇`` from one inverse-dynamics call (O(N))."""
+def kinetic_energy(chain, q: Config, qd: Config) -> Float[Array, ""]:
+    """``T = ½ q̇ᵀ M(q) q̇``, with ``M q̇ = ID(q, 0, q̇)`` (no gravity, no internal forces) in O(N).
+
+    Raises:
+        ValueError: ``q`` or ``qd`` of the wrong shape.
+    """
     q = chain.check_state(q, "q")
     qd = chain.check_state(qd, "qd")
-    z = jnp.zeros_like(q)
-    m_qd = inverse_dynamics_full(chain, q, z, qd, gravity=jnp.zeros(3, dtype=q.dtype), internal=False).tau
+    m_qd = inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), qd, gravity=jnp.zeros(3, dtype=q.dtype),
+                                   internal=False)
     return 0.5 * qd @ m_qd
 
 
 @eqx.filter_jit
-def potential_energy(chain: Chain, q: Config, *, gravity: Vec3 | None = None) -> Float[Array, ""]:
+def potential_energy(chain, q: Config, *, gravity: Vec3 | None = None) -> Float[Array, ""]:
     """Gravitational plus elastic energy ``V = −Σ m_i gᵀ p_CoM,i + Σ U_i(q_i)``.
 
-    Consistent with :func:`inverse_dynamics`: ``∂V/∂q = G(q) + K q`` for linear elastic bodies.
+    Consistent with :func:`~kane_jax.inverse_dynamics`: ``∂V/∂q = G(q) + K q`` for linear elastic bodies.
+
+    Raises:
+        ValueError: ``q`` of the wrong shape, ``gravity`` not a 3-vector.
     """
     q = chain.check_state(q, "q")
-    g = chain.gravity if gravity is None else jnp.asarray(gravity)
-    z = jnp.zeros_like(q)
-    terms = chain_terms(chain, q, z, z, internal=False)
-    poses = forward_kinematics(chain, q)
-    com_world = jnp.einsum("iab,ib->ia", poses[:, :3, :3], terms.moments.first) + (
-        terms.moments.mass[:, None] * poses[:, :3, 3])
+    g = check_gravity(chain, gravity)
+    terms = chain_terms(chain, q, None, internal=False)
+    rots, origins = world_poses(chain, q)
+    com_world = mv(rots, terms.body.first) + terms.body.mass[:, None] * origins
     v_grav = -jnp.sum(com_world @ g)
-    v_el = jnp.zeros((), dtype=v_grav.dtype)
-    for (joint, body), (nj, _), qg in zip(chain.groups, chain.layout.group_nq, gather_modules(chain, q)):
-        energy = eqx.filter_vmap(lambda j, b, x, nj=nj: j.energy(x[:nj]) + b.energy(x[nj:]))
-        v_el = v_el + jnp.sum(energy(joint, body, qg))
-    return v_grav + v_el
+    elastic = map_modules(chain, lambda j, b, x: j.energy(x[: j.nq]) + b.energy(x[j.nq:]), q)
+    return v_grav + jnp.sum(elastic)

@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import equinox as eqx
 import jax.numpy as jnp
-import jax.scipy.linalg as jsl
 
 from .._types import Config, Vec3
-from ..chain import Chain
-from .inverse_dynamics import inverse_dynamics
-from .mass_matrix import mass_matrix
+from ._recursion import forward_dynamics_kernel, tip_wrench
+from .inverse_dynamics import check_gravity
 
 
 @eqx.filter_jit
 def forward_dynamics(
-    chain: Chain, q: Config, qd: Config, tau: Config, *, gravity: Vec3 | None = None,
+    chain, q: Config, qd: Config, tau: Config, *, gravity: Vec3 | None = None,
     tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None,
 ) -> Config:
     """Accelerations ``q̈ = M(q)⁻¹ (τ − ID(q, q̇, 0))`` by a Cholesky solve.
+
+    One pass of per-module terms serves both the bias ``ID(q, q̇, 0)`` and the mass-matrix columns
+    (each module's geometry is differentiated once per call).
 
     Arguments:
         chain: the chain. q, qd: state ``(nq,)``. tau: applied generalized forces ``(nq,)``.
@@ -31,11 +32,12 @@ def forward_dynamics(
         equinox.EquinoxRuntimeError: (at run time) when ``M`` is not positive definite or the
             state is not finite, instead of returning NaN.
     """
+    q = chain.check_state(q, "q")
+    qd = chain.check_state(qd, "qd")
     tau = chain.check_state(tau, "tau")
-    bias = inverse_dynamics(chain, q, qd, jnp.zeros_like(qd), gravity=gravity, tip_force=tip_force,
-                            tip_torque=tip_torque)
-    factor = jsl.cho_factor(mass_matrix(chain, q), lower=True)
-    qdd = jsl.cho_solve(factor, tau - bias)
+    g = check_gravity(chain, gravity)
+    dtype = jnp.result_type(q, qd, tau)
+    qdd = forward_dynamics_kernel(chain, q, qd, tau, gravity=g, tip=tip_wrench(tip_force, tip_torque, dtype))
     return eqx.error_if(qdd, ~jnp.all(jnp.isfinite(qdd)),
                         "forward_dynamics: non-finite accelerations (mass matrix not positive definite, "
                         "or non-finite state/input)")

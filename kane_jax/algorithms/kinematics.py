@@ -6,14 +6,27 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._scan import scan_modules
+from .._jets import mm, mv
+from .._modules import module_coordinates, scan_modules
 from .._types import Array, Config, Float
-from ..chain import Chain
+from ..lie import make_pose
 from ._terms import relative_poses
 
 
+def world_poses(chain, q: Config) -> tuple[Float[Array, "N 3 3"], Float[Array, "N 3"]]:
+    """Kernel of :func:`forward_kinematics`: world rotations and origins of ``{S_1} … {S_N}``."""
+    rots, origins = relative_poses(chain, q)
+
+    def step(x, rel):
+        rot, trans = mm(x[0], rel[0]), mv(x[0], rel[1]) + x[1]
+        return (rot, trans), (rot, trans)
+
+    init = (jnp.eye(3, dtype=rots.dtype), jnp.zeros((3,), rots.dtype))
+    return scan_modules(step, init, (rots, origins))[1]
+
+
 @eqx.filter_jit
-def forward_kinematics(chain: Chain, q: Config) -> Float[Array, "N 4 4"]:
+def forward_kinematics(chain, q: Config) -> Float[Array, "N 4 4"]:
     """World (base-frame) poses of the distal frames ``{S_1} … {S_N}``.
 
     ``T_0i = X_1 X_2 ⋯ X_i`` (paper ``003_…`` eqs. 9–10), a ``lax.scan`` over modules.
@@ -28,17 +41,10 @@ def forward_kinematics(chain: Chain, q: Config) -> Float[Array, "N 4 4"]:
         ValueError: ``q`` of the wrong shape.
     """
     q = chain.check_state(q, "q")
-    rel = relative_poses(chain, q)
-
-    def step(x, r):
-        y = x @ r
-        return y, y
-
-    _, poses = scan_modules(step, jnp.eye(4, dtype=rel.dtype), rel)
-    return poses
+    return make_pose(*world_poses(chain, q))
 
 
-def body_points(chain: Chain, q: Config) -> list[Float[Array, "K 3"]]:
+def body_points(chain, q: Config) -> list[Float[Array, "K 3"]]:
     """World positions of each module's material points (rigid bodies: joint, CoM and tip).
 
     For plotting and post-processing; one ``(K_i, 3)`` array per module, chain order.
@@ -50,7 +56,7 @@ def body_points(chain: Chain, q: Config) -> list[Float[Array, "K 3"]]:
     poses = forward_kinematics(chain, q)
     out = []
     for i, (joint, body) in enumerate(chain.modules):
-        qi = q[chain.coordinate_slice(i)]
+        qi = module_coordinates(chain, i, q)
         qj, qb = qi[: joint.nq], qi[joint.nq:]
         prev = jnp.eye(4, dtype=poses.dtype) if i == 0 else poses[i - 1]
         proximal = prev @ joint.transform(qj)
@@ -60,17 +66,19 @@ def body_points(chain: Chain, q: Config) -> list[Float[Array, "K 3"]]:
 
 
 @eqx.filter_jit
-def tip_pose(chain: Chain, q: Config) -> Float[Array, "4 4"]:
+def tip_pose(chain, q: Config) -> Float[Array, "4 4"]:
     """World pose of the tip frame ``{S_N}``."""
     return forward_kinematics(chain, q)[-1]
 
 
 @eqx.filter_jit
-def tip_jacobian(chain: Chain, q: Config) -> Float[Array, "6 nq"]:
+def tip_jacobian(chain, q: Config) -> Float[Array, "6 nq"]:
     """Geometric Jacobian of the tip: rows (linear velocity, angular velocity) in the base frame."""
+    q = chain.check_state(q, "q")
+
     def pose(x):
-        t = tip_pose(chain, x)
-        return t[:3, 3], t[:3, :3]
+        rots, origins = world_poses(chain, x)
+        return origins[-1], rots[-1]
 
     _, r = pose(q)
     jp, jr = jax.jacfwd(pose)(q)

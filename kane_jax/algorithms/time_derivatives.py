@@ -21,8 +21,8 @@ import jax.numpy as jnp
 
 from .._types import Array, Config, Float, Vec3
 from ..chain import Chain
-from .inverse_dynamics import inverse_dynamics, inverse_dynamics_full
-from .mass_matrix import mass_matrix
+from ._recursion import inverse_dynamics_kernel, mass_matrix_kernel, tip_wrench
+from .inverse_dynamics import check_gravity
 
 
 def _check_order(order: Any) -> int:
@@ -115,13 +115,20 @@ def inverse_dynamics_derivatives(
     """
     order = _check_order(order)
     d = check_derivatives(chain, derivs, order + 3, f"inverse_dynamics_derivatives(order={order})")
-    path = taylor_path(d)
+    return id_derivatives(chain, d, order, gravity=check_gravity(chain, gravity),
+                          tip=tip_wrench(tip_force, tip_torque, d[0].dtype))
+
+
+def id_derivatives(chain: Chain, derivs: Sequence[Config], order: int, *, gravity: Vec3 | None = None,
+                   tip=None) -> tuple[Config, ...]:
+    """Kernel of :func:`inverse_dynamics_derivatives` (validated ``derivs``, at least ``order + 3``)."""
+    path = taylor_path(derivs)
 
     def tau(t):
         q, qd, qdd = path(t)[:3]
-        return inverse_dynamics(chain, q, qd, qdd, gravity=gravity, tip_force=tip_force, tip_torque=tip_torque)
+        return inverse_dynamics_kernel(chain, q, qd, qdd, gravity=gravity, tip=tip)
 
-    return taylor_derivatives(tau, order, jnp.zeros((), dtype=d[0].dtype))
+    return taylor_derivatives(tau, order, jnp.zeros((), dtype=derivs[0].dtype))
 
 
 def mass_matrix_derivatives(chain: Chain, derivs: Sequence[Config], *, order: int) -> tuple[Float[Array, "nq nq"], ...]:
@@ -143,7 +150,7 @@ def mass_matrix_derivatives(chain: Chain, derivs: Sequence[Config], *, order: in
     order = _check_order(order)
     d = check_derivatives(chain, derivs, order + 1, f"mass_matrix_derivatives(order={order})")
     path = taylor_path(d)
-    return taylor_derivatives(lambda t: mass_matrix(chain, path(t)[0]), order, jnp.zeros((), dtype=d[0].dtype))
+    return taylor_derivatives(lambda t: mass_matrix_kernel(chain, path(t)[0]), order, jnp.zeros((), dtype=d[0].dtype))
 
 
 def coriolis_matrix(chain: Chain, q: Config, qd: Config) -> Float[Array, "nq nq"]:
@@ -175,8 +182,8 @@ def coriolis_matrix(chain: Chain, q: Config, qd: Config) -> Float[Array, "nq nq"
     zero, g0 = jnp.zeros_like(q), jnp.zeros(3, dtype=dtype)
 
     def momentum(x):  # M(x) q̇
-        return inverse_dynamics_full(chain, x, zero, qd, gravity=g0, internal=False).tau
+        return inverse_dynamics_kernel(chain, x, zero, qd, gravity=g0, internal=False)
 
     t = jax.jacfwd(momentum)(q)
-    m_dot = jax.jvp(lambda x: mass_matrix(chain, x), (q,), (qd,))[1]
+    m_dot = jax.jvp(lambda x: mass_matrix_kernel(chain, x), (q,), (qd,))[1]
     return 0.5 * (m_dot + t - t.T)

@@ -1,15 +1,17 @@
 """Body models: rigid, generic (user geometry) and the soft-body library."""
 
 from ._base import AbstractBody as AbstractBody
+from ._base import AbstractLinearElastic as AbstractLinearElastic
+from ._base import AbstractPointBody as AbstractPointBody
 from ._base import AbstractSoftBody as AbstractSoftBody
-from ._base import BodyMoments as BodyMoments
+from ._moments import BodyMoments as BodyMoments
+from ._rod import AbstractRod as AbstractRod
 from .constant_curvature import PlanarConstantCurvature as PlanarConstantCurvature
 from .cosserat import CosseratGVS as CosseratGVS
 from .cosserat import CosseratPCS as CosseratPCS
 from .frames import frame_from_points as frame_from_points
 from .generic import Body as Body
 from .godage import GodageSection as GodageSection
-from .godage import godage_arm as godage_arm
 from .learned import LearnedBody as LearnedBody
 from .lvp import LVPBody as LVPBody
 from .lvp import tube_rule as tube_rule
@@ -21,6 +23,7 @@ from .lvp_primitives import Source as Source
 from .lvp_primitives import Stretch as Stretch
 from .lvp_primitives import Twist as Twist
 from .materials import AbstractMaterial as AbstractMaterial
+from .materials import AbstractMaterialBody as AbstractMaterialBody
 from .materials import LinearElastic as LinearElastic
 from .materials import NeoHookean as NeoHookean
 from .quadrature import disk_rule as disk_rule

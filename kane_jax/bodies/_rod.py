@@ -1,18 +1,26 @@
-"""Geometry and material of circular (optionally conical) rods, shared by the Cosserat bodies.
+"""Rods: soft bodies whose cross-sections stay rigid, and the material shared by the Cosserat bodies.
 
-Strain naming and order, the rest strain, the linear visco-elastic moduli ``H(σ)`` of
-:mod:`kane_jax.bodies.cosserat`, and the arc-major quadrature rule on a tapered rod.
+:class:`AbstractRod` is the family of the constant-curvature, Cosserat (PCS, GVS) and Godage
+bodies: a backbone frame ``(R, t)(q, σ)`` carries rigid cross-sections, so the mass moments need
+the jets of the section frames at the arc nodes only (DESIGN §3.3 "Rigid cross-sections"), not of
+every material point. Also here: strain naming and order, the rest strain, the linear visco-elastic
+moduli ``H(σ)`` of :mod:`kane_jax.bodies.cosserat`, and the arc-major quadrature rule on a rod.
 """
 
 from __future__ import annotations
 
+import abc
 from typing import NamedTuple
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._types import Array, Float, Vec6
+from .._types import Array, Config, Float, Mat3, Pose, Vec3
+from ._base import AbstractLinearElastic, AbstractSoftBody
+from ._moments import ElementRule, section_rule
 from .quadrature import disk_rule, gauss_legendre
 
 STRAIN_NAMES = ("twist", "bend_y", "bend_z", "stretch", "shear_y", "shear_z")
@@ -39,11 +47,6 @@ def strain_mask(strains) -> tuple[bool, ...]:
     if not any(mask):
         raise ValueError(f"`strains` must activate at least one strain, got {strains!r}.")
     return mask
-
-
-def se3_bracket(x1: Vec6, x2: Vec6) -> Vec6:
-    """Lie bracket ``[x̂₁, x̂₂]^∨ = (ω₁ × ω₂, ω₁ × v₂ − ω₂ × v₁)`` of twists ``(ω, v)``."""
-    return jnp.concatenate([jnp.cross(x1[:3], x2[:3]), jnp.cross(x1[:3], x2[3:]) - jnp.cross(x2[:3], x1[3:])])
 
 
 def section_properties(radius: Array) -> tuple[Array, Array, Array]:
@@ -120,5 +123,49 @@ def _rest_strain(rest_strain):
     return _checks.as_float_array(_REST if rest_strain is None else rest_strain, "rest_strain", (6,))
 
 
-def _section_point(rot, trans, s):
-    return trans + rot[:, 1] * s[1] + rot[:, 2] * s[2]
+
+
+class AbstractRod(AbstractLinearElastic, AbstractSoftBody):
+    """A linear visco-elastic soft body with rigid circular cross-sections along a backbone.
+
+    Material coordinates ``s = (σ, y, z)``: ``σ ∈ [0, 1]`` normalized rest arc length, ``(y, z)``
+    [m] in the cross-section spanned by the y and z axes of the backbone frame ``(R, t)(q, σ)``.
+    ``points`` are arc-major: ``n_section`` points per arc node.
+
+    Subclasses implement :meth:`frame` (the backbone frame at any ``σ``), :meth:`tip`,
+    :meth:`frames_and_tip` (the frames at the arc nodes and the distal frame, sharing work) and
+    :meth:`element_jets` (a closed form, or :func:`~kane_jax.bodies._moments.distal_section_jets`).
+    """
+
+    n_section: eqx.AbstractVar[int]
+
+    @abc.abstractmethod
+    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
+        """Backbone frame ``(R, t)`` at normalized arc length ``σ``, in the proximal frame."""
+
+    @abc.abstractmethod
+    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
+        """Frames at the arc nodes (``(K, 3, 3)``, ``(K, 3)``) and the distal frame ``(4, 4)``."""
+
+    def arc_nodes(self) -> Float[Array, " K"]:
+        """Normalized arc length of each cross-section."""
+        return self.points[:: self.n_section, 0]
+
+    def position(self, q: Config, s: Array) -> Vec3:
+        rot, trans = self.frame(q, s[0])
+        return trans + rot[:, 1] * s[1] + rot[:, 2] * s[2]
+
+    def points_in_frame(self, q: Config) -> Float[Array, "K 3"]:
+        rots, origins, _ = self.frames_and_tip(q)
+        yz = self.points[:, 1:].reshape(origins.shape[0], self.n_section, 2).astype(origins.dtype)
+        pts = origins[:, None] + rots[:, None, :, 1] * yz[..., :1] + rots[:, None, :, 2] * yz[..., 1:]
+        return pts.reshape(-1, 3)
+
+    def element_rule(self) -> ElementRule:
+        k = self.points.shape[0] // self.n_section
+        return section_rule(self.points[:, 1:].reshape(k, self.n_section, 2), self.weights.reshape(k, self.n_section))
+
+
+def frames_at(rod: AbstractRod, q: Config, sigmas: Array) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"]]:
+    """:meth:`AbstractRod.frame` at several arc lengths (one vmap)."""
+    return jax.vmap(lambda x: rod.frame(q, x))(sigmas.astype(q.dtype))

@@ -9,13 +9,15 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .. import _checks
-from .._math import make_pose, one_minus_cos_over_x, rot_axis, sin_over_x
-from .._types import Array, Config, Float, Pose, Vec3
-from ._base import AbstractSoftBody
+from .._types import Array, Config, Float, Mat3, Pose, Vec3
+from ..lie import make_pose, one_minus_cos_over_x, sin_over_x
+from .._jets import PoseJet
+from ._moments import Elements, distal_section_jets
+from ._rod import AbstractRod, frames_at
 from .quadrature import rod_rule
 
 
-class PlanarConstantCurvature(AbstractSoftBody):
+class PlanarConstantCurvature(AbstractRod):
     """Planar CC segment bending in the x–y plane of its proximal frame.
 
     Coordinates: ``q = [θ]`` or, with ``elongation=True``, ``q = [θ, δ]``: ``θ`` [rad] is the total
@@ -50,6 +52,7 @@ class PlanarConstantCurvature(AbstractSoftBody):
     damping: Float[Array, "n n"]
     nq: int = eqx.field(static=True)
     elongation: bool = eqx.field(static=True)
+    n_section: int = eqx.field(static=True)
 
     def __init__(self, length=1.0, radius=0.1, density=1000.0, youngs_modulus=1e6, damping=0.0, *,
                  elongation=False, order=5, n_radial=2, n_angular=4):
@@ -65,6 +68,7 @@ class PlanarConstantCurvature(AbstractSoftBody):
         self.nq = 2 if self.elongation else 1
         self.points, vol = rod_rule(length, radius, order=order, n_radial=n_radial, n_angular=n_angular)
         self.weights = density * vol
+        self.n_section = self.points.shape[0] // int(order)
         area = jnp.pi * radius**2
         k_bend = youngs * (jnp.pi * radius**4 / 4) / length
         k_diag = jnp.stack([k_bend, youngs * area * length]) if self.elongation else k_bend[None]
@@ -76,15 +80,21 @@ class PlanarConstantCurvature(AbstractSoftBody):
         ell = self.length * (1 + q[1]) if self.elongation else self.length
         return theta, ell
 
-    def position(self, q: Config, s: Array) -> Vec3:
+    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
         theta, ell = self._arc(q)
-        sigma, y, z = s[0], s[1], s[2]
         phi = theta * sigma
-        bx = ell * sigma * sin_over_x(phi)
-        by = ell * sigma * one_minus_cos_over_x(phi)
-        return jnp.stack([bx - y * jnp.sin(phi), by + y * jnp.cos(phi), z])
+        c, s = jnp.cos(phi), jnp.sin(phi)
+        z, o = jnp.zeros_like(phi), jnp.ones_like(phi)
+        rot = jnp.stack([jnp.stack([c, -s, z]), jnp.stack([s, c, z]), jnp.stack([z, z, o])])
+        trans = jnp.stack([ell * sigma * sin_over_x(phi), ell * sigma * one_minus_cos_over_x(phi), z])
+        return rot, trans
 
     def tip(self, q: Config) -> Pose:
-        theta, ell = self._arc(q)
-        trans = jnp.stack([ell * sin_over_x(theta), ell * one_minus_cos_over_x(theta), jnp.zeros_like(theta)])
-        return make_pose(rot_axis(jnp.array([0.0, 0.0, 1.0], dtype=trans.dtype), theta), trans)
+        return make_pose(*self.frame(q, jnp.ones((), dtype=q.dtype)))
+
+    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
+        rots, origins = frames_at(self, q, self.arc_nodes())
+        return rots, origins, self.tip(q)
+
+    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+        return distal_section_jets(self.frames_and_tip, q, qd)

@@ -2,7 +2,7 @@
 
 Strain ``ξ = (κ_x, κ_y, κ_z, v_x, v_y, v_z)`` per unit *rest* arc length — angular strains first
 (twist, bending about y, bending about z [1/m]), then linear strains (stretch, shear y, shear z
-[-]) — the twist convention of :func:`kane_jax._math.se3_exp` and of SoRoSim. The backbone pose
+[-]) — the twist convention of :func:`kane_jax.lie.se3_exp` and of SoRoSim. The backbone pose
 ``g(X) ∈ SE(3)`` solves ``g' = g ξ̂`` from ``g(0) = 1``; the straight, unstretched rest shape along
 +x has ``ξ* = (0, 0, 0, 1, 0, 0)``.
 
@@ -27,20 +27,21 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._math import se3_exp
-from .._types import Array, Config, Float, Pose, Vec3, Vec6
-from ._base import AbstractSoftBody
-from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, se3_bracket, section_properties: public here too)
+from .._jets import PoseJet
+from .._types import Array, Config, Float, Mat3, Pose, Vec3, Vec6
+from ..lie import make_pose, se3_bracket, se3_exp
+from ._moments import Elements, distal_section_jets
+from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_properties: public here too)
     _C1,
     _C2,
     STRAIN_NAMES,
+    AbstractRod,
     _check_order,
     _material,
     _moduli,
     _rest_strain,
     _rod_points,
-    _section_point,
-    se3_bracket,
+    frames_at,
     section_properties,
     strain_mask,
 )
@@ -48,7 +49,7 @@ from .quadrature import gauss_legendre
 from .strain_bases import AbstractFullBasis, AbstractStrainBasis
 
 
-class CosseratPCS(AbstractSoftBody):
+class CosseratPCS(AbstractRod):
     """Piecewise Constant Strain Cosserat rod (one piece): strain constant along the rod.
 
     Coordinates ``q`` [1/m for κ, - for v]: the deviations from the rest strain of the *active*
@@ -90,6 +91,7 @@ class CosseratPCS(AbstractSoftBody):
     damping: Float[Array, "n n"]
     nq: int = eqx.field(static=True)
     strains: tuple[bool, ...] = eqx.field(static=True)
+    n_section: int = eqx.field(static=True)
 
     def __init__(self, length=0.2, radius=0.01, density=1000.0, youngs_modulus=1e6, *, tip_radius=None,
                  poisson_ratio=0.5, shear_modulus=None, damping=0.0, strains=(True,) * 6, rest_strain=None,
@@ -99,7 +101,7 @@ class CosseratPCS(AbstractSoftBody):
         self.nq = sum(self.strains)
         self.length, self.radius, self.tip_radius = mat.length, mat.radius, mat.tip_radius
         self.rest_strain = _rest_strain(rest_strain)
-        self.points, vol, _ = _rod_points(mat, _check_order(order), n_radial, n_angular)
+        self.points, vol, self.n_section = _rod_points(mat, _check_order(order), n_radial, n_angular)
         self.weights = mat.density * vol
         xs, ws = gauss_legendre(4)  # r⁴ is quartic in σ: 4 nodes integrate H exactly
         h_mean = jnp.asarray(ws) @ jax.vmap(lambda x: _moduli(mat, x))(jnp.asarray(xs, dtype=vol.dtype))
@@ -112,18 +114,22 @@ class CosseratPCS(AbstractSoftBody):
         sel = np.flatnonzero(self.strains)
         return self.rest_strain.astype(jnp.result_type(q, self.rest_strain)).at[sel].add(q)
 
-    def _pose(self, q: Config, sigma: Array) -> Pose:
-        return se3_exp((sigma * self.length) * self.strain(q))
-
-    def position(self, q: Config, s: Array) -> Vec3:
-        g = self._pose(q, s[0])
-        return _section_point(g[:3, :3], g[:3, 3], s)
+    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
+        g = se3_exp((sigma * self.length) * self.strain(q))
+        return g[:3, :3], g[:3, 3]
 
     def tip(self, q: Config) -> Pose:
-        return self._pose(q, jnp.ones((), dtype=q.dtype))
+        return make_pose(*self.frame(q, jnp.ones((), dtype=q.dtype)))
+
+    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
+        rots, origins = frames_at(self, q, self.arc_nodes())
+        return rots, origins, self.tip(q)
+
+    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+        return distal_section_jets(self.frames_and_tip, q, qd)
 
 
-class CosseratGVS(AbstractSoftBody):
+class CosseratGVS(AbstractRod):
     """Geometric Variable Strain Cosserat rod: ``ξ(σ) = Φ(σ) q + ξ*``.
 
     Coordinates ``q``: modal amplitudes of the strain basis. With scalar bases (``basis`` an
@@ -244,29 +250,20 @@ class CosseratGVS(AbstractSoftBody):
         _, poses = jax.lax.scan(accumulate, eye, steps)
         return jnp.concatenate([eye[None], poses], axis=0)
 
-    def _pose(self, q: Config, sigma: Array) -> Pose:
+    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
         grid = jnp.asarray(self.grid, dtype=q.dtype)
         poses = self._grid_poses(q)
         j = jnp.clip(jnp.searchsorted(grid, sigma, side="right") - 1, 0, len(self.grid) - 1)
-        return poses[j] @ self._step(q, grid[j], sigma)
-
-    def position(self, q: Config, s: Array) -> Vec3:
-        g = self._pose(q, s[0])
-        return _section_point(g[:3, :3], g[:3, 3], s)
+        g = poses[j] @ self._step(q, grid[j], sigma)
+        return g[:3, :3], g[:3, 3]
 
     def tip(self, q: Config) -> Pose:
-        poses = self._grid_poses(q)
-        return poses[-1] @ self._step(q, jnp.asarray(self.grid[-1], dtype=q.dtype), jnp.ones((), dtype=q.dtype))
+        return self.frames_and_tip(q)[2]
 
-    def points_and_tip(self, q: Config) -> tuple[Float[Array, "K 3"], Pose]:
+    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
         poses = self._grid_poses(q)
         tip = poses[-1] @ self._step(q, jnp.asarray(self.grid[-1], dtype=q.dtype), jnp.ones((), dtype=q.dtype))
-        nodes = poses[1:]  # (K, 4, 4), arc-major like `points`
-        yz = self.points[:, 1:].reshape(nodes.shape[0], self.n_section, 2).astype(q.dtype)
-        pts = nodes[:, None, :3, 3] + jnp.einsum("kab,kmb->kma", nodes[:, :3, 1:3], yz)
-        return pts.reshape(-1, 3), tip
+        return poses[1:, :3, :3], poses[1:, :3, 3], tip
 
-    def points_in_frame(self, q: Config) -> Float[Array, "K 3"]:
-        return self.points_and_tip(q)[0]
-
-
+    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+        return distal_section_jets(self.frames_and_tip, q, qd)

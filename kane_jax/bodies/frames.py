@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._math import make_pose
+from ..lie import make_pose
 from .._types import Pose, Vec3
 
 

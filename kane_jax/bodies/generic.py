@@ -11,8 +11,7 @@ import numpy as np
 
 from .. import _checks
 from .._types import Array, Config, Float, Pose, Vec3
-from ..joints import _matrix_or_zeros
-from ._base import AbstractSoftBody
+from ._base import AbstractLinearElastic, AbstractPointBody, mapped_points
 
 
 @eqx.filter_jit
@@ -62,7 +61,7 @@ def _probe_geometry(position, tip, nq: int, points: Array) -> None:
             )
 
 
-class Body(AbstractSoftBody):
+class Body(AbstractLinearElastic, AbstractPointBody):
     """Generic soft body from its geometry alone.
 
     Arguments:
@@ -115,8 +114,8 @@ class Body(AbstractSoftBody):
         self.nq = int(nq)
         self.points = points
         self.weights = weights
-        self.stiffness = _matrix_or_zeros(stiffness, "stiffness", self.nq)
-        self.damping = _matrix_or_zeros(damping, "damping", self.nq)
+        self.stiffness = _checks.matrix_or_zeros(stiffness, "stiffness", self.nq)
+        self.damping = _checks.matrix_or_zeros(damping, "damping", self.nq)
         if check:
             _probe_geometry(position, tip, self.nq, points)
 
@@ -125,3 +124,6 @@ class Body(AbstractSoftBody):
 
     def tip(self, q: Config) -> Pose:
         return self.tip_fn(q)
+
+    def points_and_tip(self, q: Config) -> tuple[Float[Array, "K 3"], Pose]:
+        return mapped_points(self, q), self.tip_fn(q)

@@ -18,17 +18,16 @@ gives the *linear* map
 
 from __future__ import annotations
 
-from typing import Sequence
-
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._math import make_pose, rot_axis
-from .._types import Array, Config, Float, Pose, Vec3
-from ..joints import Fixed, _matrix_or_zeros
-from ._base import AbstractSoftBody
+from .._types import Array, Config, Float, Mat3, Pose, Vec3
+from ..lie import make_pose
+from .._jets import PoseJet
+from ._moments import Elements, distal_section_jets
+from ._rod import AbstractRod, frames_at
 from .quadrature import rod_rule
 from .spatial_cc import arc_frame
 
@@ -37,7 +36,7 @@ _S = np.sqrt(3.0) / 3.0  # (2/3)·(√3/2)
 _BEND = np.array([[0.0, _S, -_S], [-2.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]])  # (2/3)(sin α_j, −cos α_j); θ = _BEND q / r
 
 
-class GodageSection(AbstractSoftBody):
+class GodageSection(AbstractRod):
     """One variable-length continuum section with three actuators (Godage et al. 2019).
 
     Coordinates ``q = (l₁, l₂, l₃)`` [m]: length changes of the three actuators from their
@@ -74,6 +73,7 @@ class GodageSection(AbstractSoftBody):
     stiffness: Float[Array, "3 3"]
     damping: Float[Array, "3 3"]
     nq: int = eqx.field(static=True)
+    n_section: int = eqx.field(static=True)
 
     def __init__(self, length=0.15, radius=0.0125, mass=0.1, *, stiffness=None, damping=None, order=5,
                  n_radial=2, n_angular=4):
@@ -85,8 +85,9 @@ class GodageSection(AbstractSoftBody):
         self.nq = 3
         self.points, vol = rod_rule(self.length, self.radius, order=order, n_radial=n_radial, n_angular=n_angular)
         self.weights = mass * vol / jnp.sum(vol)
-        self.stiffness = _matrix_or_zeros(stiffness, "stiffness", 3)
-        self.damping = _matrix_or_zeros(damping, "damping", 3)
+        self.n_section = self.points.shape[0] // int(order)
+        self.stiffness = _checks.matrix_or_zeros(stiffness, "stiffness", 3)
+        self.damping = _checks.matrix_or_zeros(damping, "damping", 3)
 
     def arc_parameters(self, q: Config) -> tuple[Array, Array, Array]:
         """``(θ_y, θ_z, ℓ)``: tip rotation vector components [rad] and backbone length [m]."""
@@ -99,64 +100,15 @@ class GodageSection(AbstractSoftBody):
         """Current actuator lengths ``L + l_j`` [m] (also the fibre lengths of the arc at the actuators)."""
         return self.length + q
 
-    def position(self, q: Config, s: Array) -> Vec3:
-        rot, trans = arc_frame(*self.arc_parameters(q), s[0])
-        return trans + rot[:, 1] * s[1] + rot[:, 2] * s[2]
+    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
+        return arc_frame(*self.arc_parameters(q), sigma)
 
     def tip(self, q: Config) -> Pose:
-        rot, trans = arc_frame(*self.arc_parameters(q), jnp.ones((), dtype=q.dtype))
-        return make_pose(rot, trans)
+        return make_pose(*self.frame(q, jnp.ones((), dtype=q.dtype)))
 
+    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
+        rots, origins = frames_at(self, q, self.arc_nodes())
+        return rots, origins, self.tip(q)
 
-def _per_section(x, n: int, name: str) -> list:
-    if isinstance(x, (list, tuple)):
-        if len(x) != n:
-            raise ValueError(f"`{name}` must be a scalar or a sequence of {n} values (one per section), got {len(x)}.")
-        return list(x)
-    return [x] * n
-
-
-def godage_arm(n_sections: int = 3, *, length=0.15, radius=0.0125, mass=0.1, stiffness=None, damping=None,
-               offset=0.0, twist=0.0, base=None, gravity=(0.0, 0.0, -9.81), area=2.2e-4, actuated: bool = True,
-               order: int = 5, n_radial: int = 2, n_angular: int = 4):
-    """A multisection continuum arm of :class:`GodageSection` s (paper ``004_…`` Fig. 2).
-
-    Section ``i+1`` is attached to the end plate of section ``i`` by a fixed joint that translates by
-    ``offset`` [m] along and rotates by ``twist`` [rad] about the backbone (the paper's ``σ_i``,
-    ``γ_i``); the first by ``base`` (a 4×4 placement in the world, default identity: backbone along
-    world +x). Coordinates: ``q = (l₁₁, l₁₂, l₁₃, l₂₁, …)``.
-
-    Arguments:
-        n_sections: number of sections. length, radius, mass, stiffness, damping, offset, twist:
-            scalars or per-section sequences (see :class:`GodageSection`). gravity: base-frame vector.
-        area: actuator cross-sectional area [m²] (paper: 2.2e-4), for the pressure actuator.
-        actuated: attach a :class:`~kane_jax.actuation.godage.GodagePressureActuator` on all sections
-            (inputs: ``3 n`` pressures [Pa], ``τ = P A``).
-
-    Returns:
-        A :class:`~kane_jax.Chain`.
-
-    Raises:
-        ValueError: ``n_sections`` not a positive int; per-section sequences of the wrong length.
-    """
-    from ..actuation.godage import GodagePressureActuator
-    from ..chain import Chain
-
-    _checks.count(n_sections, "n_sections")
-    n = int(n_sections)
-    pars = {k: _per_section(v, n, k) for k, v in dict(length=length, radius=radius, mass=mass, stiffness=stiffness,
-                                                      damping=damping, offset=offset, twist=twist).items()}
-    modules = []
-    for i in range(n):
-        if i == 0:
-            joint = Fixed(base)
-        else:
-            off = _checks.as_float_array(pars["offset"][i - 1], "offset", ())
-            tw = _checks.as_float_array(pars["twist"][i - 1], "twist", ())
-            ex = jnp.array([1.0, 0.0, 0.0], dtype=off.dtype)
-            joint = Fixed(make_pose(rot_axis(ex, tw), off * ex))
-        body = GodageSection(pars["length"][i], pars["radius"][i], pars["mass"][i], stiffness=pars["stiffness"][i],
-                             damping=pars["damping"][i], order=order, n_radial=n_radial, n_angular=n_angular)
-        modules.append((joint, body))
-    actuators: Sequence = (GodagePressureActuator(tuple(range(n)), area),) if actuated else ()
-    return Chain(modules, gravity=gravity, actuators=actuators)
+    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+        return distal_section_jets(self.frames_and_tip, q, qd)

@@ -17,13 +17,12 @@ import numpy as np
 
 from .. import _checks
 from .._types import Array, Config, Float, Pose, Vec3
-from ..joints import _matrix_or_zeros
-from ._base import AbstractSoftBody
+from ._base import AbstractLinearElastic, AbstractPointBody, mapped_points
 from .frames import frame_from_points
 from .quadrature import rod_rule
 
 
-class LearnedBody(AbstractSoftBody):
+class LearnedBody(AbstractLinearElastic, AbstractPointBody):
     """Soft segment along +x whose deformation is an MLP of the configuration and material point.
 
     ``g(q, s) = (L σ, y, z) + L σ (N(q, ŝ) − N(0, ŝ))`` with ``ŝ = (σ, y/r, z/r)`` and ``N`` the
@@ -83,8 +82,8 @@ class LearnedBody(AbstractSoftBody):
         self.network = network
         self.points, vol = rod_rule(self.length, self.radius, order=order, n_radial=n_radial, n_angular=n_angular)
         self.weights = density * vol
-        self.stiffness = _matrix_or_zeros(stiffness, "stiffness", self.nq)
-        self.damping = _matrix_or_zeros(damping, "damping", self.nq)
+        self.stiffness = _checks.matrix_or_zeros(stiffness, "stiffness", self.nq)
+        self.damping = _checks.matrix_or_zeros(damping, "damping", self.nq)
 
     def _net(self, q: Config, s: Array) -> Vec3:
         feats = jnp.concatenate([q, jnp.stack([s[0], s[1] / self.radius, s[2] / self.radius]).astype(q.dtype)])
@@ -96,9 +95,15 @@ class LearnedBody(AbstractSoftBody):
         disp = self._net(q, s) - self._net(jnp.zeros_like(q), s)
         return rest + self.length * sigma * disp
 
+    def _frame_coords(self, dtype) -> Float[Array, "3 3"]:
+        one, zero, r = jnp.ones((), dtype), jnp.zeros((), dtype), self.radius.astype(dtype)
+        return jnp.stack([jnp.stack([one, zero, zero]), jnp.stack([one, r, zero]), jnp.stack([one, zero, r])])
+
     def tip(self, q: Config) -> Pose:
-        one, zero, r = jnp.ones((), q.dtype), jnp.zeros((), q.dtype), self.radius.astype(q.dtype)
-        p0 = self.position(q, jnp.stack([one, zero, zero]))
-        p1 = self.position(q, jnp.stack([one, r, zero]))
-        p2 = self.position(q, jnp.stack([one, zero, r]))
-        return frame_from_points(p0, p1, p2)
+        p = mapped_points(self, q, self._frame_coords(q.dtype))
+        return frame_from_points(p[0], p[1], p[2])
+
+    def points_and_tip(self, q: Config) -> tuple[Float[Array, "K 3"], Pose]:
+        # the quadrature points and the three frame points in one vmapped network evaluation
+        x = mapped_points(self, q, jnp.concatenate([self.points.astype(q.dtype), self._frame_coords(q.dtype)]))
+        return x[:-3], frame_from_points(x[-3], x[-2], x[-1])

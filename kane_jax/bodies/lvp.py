@@ -19,7 +19,7 @@ import numpy as np
 from .. import _checks
 from .._types import Array, Config, Float, Pose, Vec3
 from . import materials as mat
-from ._base import AbstractSoftBody
+from ._base import AbstractPointBody, mapped_points
 from .frames import frame_from_points
 from .lvp_primitives import AbstractPrimitive
 from .quadrature import gauss_legendre
@@ -50,7 +50,7 @@ def tube_rule(length, radius, inner_radius, *, order: int, n_radial: int, n_angu
     return nodes, vol
 
 
-class LVPBody(AbstractSoftBody):
+class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
     """A cylinder deformed by a composition of LVP primitives; ``q`` = their modal amplitudes.
 
     Coordinates: ``q = (a₁, …, a_m)``, the amplitudes of ``primitives[0]`` first (each primitive's
@@ -143,7 +143,7 @@ class LVPBody(AbstractSoftBody):
         x = jax.vmap(lambda s: self.position(q, s))(jnp.concatenate([self.points, self._frame_coords()]))
         return x[:-3], frame_from_points(x[-3], x[-2], x[-1])
 
-    def _ref_inverse(self) -> Array:
+    def reference_inverse(self) -> Array:
         one = jnp.ones_like(self.length)
         return jnp.diag(jnp.stack([1 / self.length, one, one]))
 
@@ -170,21 +170,3 @@ class LVPBody(AbstractSoftBody):
         cav = self.primitives[0]
         f = jnp.stack([cav.field(q[a:b], jnp.asarray(x, dtype=q.dtype)) for x in xs])
         return self.length * jnp.pi * (self.inner_radius**2 + self.radius**2 * (jnp.asarray(ws) @ f))
-
-    def energy(self, q: Config) -> Array:
-        return mat.strain_energy(self.material, self.position, q, self.points, self.volumes, self._ref_inverse())
-
-    def internal_force(self, q: Config, qd: Config) -> Config:
-        return mat.internal_force(self.material, self.position, q, qd, self.points, self.volumes, self._ref_inverse())
-
-    @property
-    def stiffness(self) -> Float[Array, "n n"]:
-        """Tangent stiffness ``∂²U/∂q²`` at ``q = 0``."""
-        return mat.tangent_matrices(self.material, self.position, self.nq, self.points, self.volumes,
-                                    self._ref_inverse())[0]
-
-    @property
-    def damping(self) -> Float[Array, "n n"]:
-        """Kelvin–Voigt damping matrix ``∂²R/∂q̇²`` at ``q = 0``."""
-        return mat.tangent_matrices(self.material, self.position, self.nq, self.points, self.volumes,
-                                    self._ref_inverse())[1]

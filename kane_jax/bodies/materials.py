@@ -11,9 +11,8 @@ Rayleigh dissipation ``R(q, q̇) = Σ_k V_k η W_lin(Ė_k)`` (Kelvin–Voigt: vi
 
     Q_int(q, q̇) = ∂U/∂q + ∂R/∂q̇
 
-by automatic differentiation (paper ``000_…`` §V-B; paper ``003_…`` §6.2). A body uses them by
-overriding ``energy(q)`` and ``internal_force(q, qd)`` with :func:`strain_energy` and
-:func:`internal_force` (see ``variable_radius.py`` and ``lvp.py``).
+by automatic differentiation (paper ``000_…`` §V-B; paper ``003_…`` §6.2). A body gets them by
+deriving from :class:`AbstractMaterialBody` (see ``variable_radius.py`` and ``lvp.py``).
 
 Lamé constants: ``μ = E / (2(1 + ν))``, ``λ = E ν / ((1 + ν)(1 − 2ν))``. (Paper ``000_…`` prints
 the two formulas swapped; these are the standard ones.)
@@ -29,6 +28,7 @@ import jax.numpy as jnp
 
 from .. import _checks
 from .._types import Array, Config, Float, Mat3
+from ._base import AbstractSoftBody
 
 
 def lame_parameters(youngs_modulus: Array, poisson_ratio: Array) -> tuple[Array, Array]:
@@ -225,3 +225,37 @@ def tangent_matrices(material: AbstractMaterial, position, nq: int, points, volu
     k = jax.hessian(lambda x: strain_energy(material, position, x, points, volumes, ref_inverse))(z)
     d = jax.hessian(lambda v: dissipation(material, position, z, v, points, volumes, ref_inverse))(z)
     return k, d
+
+
+class AbstractMaterialBody(AbstractSoftBody):
+    """A soft body whose internal forces come from a material integrated over its volume.
+
+    Subclasses provide ``material``, the reference ``volumes`` of their quadrature ``points`` and
+    :meth:`reference_inverse`; ``stiffness``/``damping`` are the tangent matrices at rest.
+    """
+
+    material: eqx.AbstractVar[AbstractMaterial]
+    volumes: eqx.AbstractVar[Float[Array, " K"]]
+
+    @abc.abstractmethod
+    def reference_inverse(self) -> Array:
+        """``(∂g₀/∂s)⁻¹``, the inverse reference Jacobian of the material coordinates (3, 3)."""
+
+    def energy(self, q: Config) -> Array:
+        return strain_energy(self.material, self.position, q, self.points, self.volumes, self.reference_inverse())
+
+    def internal_force(self, q: Config, qd: Config) -> Config:
+        return internal_force(self.material, self.position, q, qd, self.points, self.volumes,
+                              self.reference_inverse())
+
+    @property
+    def stiffness(self) -> Float[Array, "n n"]:
+        """Tangent stiffness ``∂²U/∂q²`` at ``q = 0`` (the forces themselves are nonlinear)."""
+        return tangent_matrices(self.material, self.position, self.nq, self.points, self.volumes,
+                                self.reference_inverse())[0]
+
+    @property
+    def damping(self) -> Float[Array, "n n"]:
+        """Kelvin–Voigt damping matrix ``∂²R/∂q̇²`` at ``q = 0``."""
+        return tangent_matrices(self.material, self.position, self.nq, self.points, self.volumes,
+                                self.reference_inverse())[1]

@@ -6,9 +6,10 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .. import _checks
-from .._jets import PoseJet, constant_pose_jet
+from .._jets import PoseJet, constant_pose_jet, mtv
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
-from ._base import AbstractBody, BodyMoments
+from ._base import AbstractBody
+from ._moments import BodyMoments
 
 
 class RigidBody(AbstractBody):
@@ -60,20 +61,23 @@ class RigidBody(AbstractBody):
         """The proximal origin, the centre of mass and the distal origin (a polyline for plots)."""
         return jnp.stack([jnp.zeros(3, dtype=self.com.dtype), self.com, self.tip_pose[:3, 3]])
 
-    def tip_jet_and_moments(self, q: Config, qd: Config, qdd: Config) -> tuple[PoseJet, BodyMoments]:
-        return constant_pose_jet(self.tip_pose, 0), self.moments(q, qd, qdd)
-
-    def moments(self, q: Config, qd: Config, qdd: Config) -> BodyMoments:
+    def jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, BodyMoments]:
+        """Constant distal frame; moments in closed form (DESIGN §3.3): ``first = m c``,
+        ``second = m c cᵀ + S_c`` with ``S_c = tr(I_c)/2 · 1 − I_c`` the second moment about the CoM."""
         rot, trans = self.tip_pose[:3, :3], self.tip_pose[:3, 3]
-        c = rot.T @ (self.com - trans)  # centre of mass in {S_i}
+        c = mtv(rot, self.com - trans)  # centre of mass in {S_i}
         i_c = rot.T @ self.inertia @ rot
         eye = jnp.eye(3, dtype=c.dtype)
-        i_o = i_c + self.mass * (jnp.dot(c, c) * eye - jnp.outer(c, c))  # parallel-axis theorem
-        z3 = jnp.zeros(3, dtype=c.dtype)
-        z33 = jnp.zeros((3, 3), dtype=c.dtype)
-        return BodyMoments(
-            mass=self.mass, first=self.mass * c, inertia=i_o, vel_first=z3, acc_first=z3,
-            vel_outer=z33, acc_moment=z3, proj_lin=jnp.zeros((0, 3), c.dtype),
-            proj_rot=jnp.zeros((0, 3), c.dtype), proj_quad=jnp.zeros((0, 3, 3), c.dtype),
-            proj_cor=jnp.zeros((0, 3), c.dtype), proj_acc=jnp.zeros((0,), c.dtype),
-        )
+        second = self.mass * (c[:, None] * c[None, :]) + 0.5 * jnp.trace(i_c) * eye - i_c
+        z3 = jnp.zeros((3,), c.dtype)
+        mom = BodyMoments(mass=self.mass, first=self.mass * c, second=second, jac_first=jnp.zeros((0, 3), c.dtype),
+                          jac_second=jnp.zeros((0, 3, 3), c.dtype), gram=jnp.zeros((0, 0), c.dtype),
+                          gyro=jnp.zeros((0, 3), c.dtype), curv_first=z3, curv_moment=z3,
+                          curv_jac=jnp.zeros((0,), c.dtype))
+        return constant_pose_jet(rot, trans, 0), mom
+
+    def internal_force(self, q: Config, qd: Config) -> Config:
+        return jnp.zeros_like(q)
+
+    def energy(self, q: Config) -> Array:
+        return jnp.zeros((), dtype=self.mass.dtype)

@@ -4,7 +4,7 @@ The segment is a circular arc whose bending is described by the *rotation vector
 ``θ = (0, θ_y, θ_z)`` (curvature vector × arc length), instead of the classic
 (curvature, bending-plane angle) pair, whose plane angle is undefined when the segment is
 straight. In this exponential form the arc is ``g(σ) = exp(σ [θ, ℓ e_x]^)`` and every entry of the
-pose is an analytic function of ``(θ_y, θ_z)`` (coefficients of :func:`kane_jax._math.rotvec_coefficients`),
+pose is an analytic function of ``(θ_y, θ_z)`` (coefficients of :func:`kane_jax.lie.rotvec_coefficients`),
 so values and derivatives of every order are finite at the straight configuration
 (Della Santina et al. 2020 reach the same with their Δx, Δy, δL coordinates; ``Δx = r θ_z``-like
 linear maps relate the two).
@@ -16,9 +16,11 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .. import _checks
-from .._math import make_pose, rotvec_coefficients, skew
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
-from ._base import AbstractSoftBody
+from ..lie import make_pose, rotvec_coefficients, skew
+from .._jets import PoseJet
+from ._moments import Elements, distal_section_jets
+from ._rod import AbstractRod, frames_at
 from .quadrature import rod_rule
 
 
@@ -39,14 +41,14 @@ def arc_frame(theta_y: Array, theta_z: Array, ell: Array, sigma: Array) -> tuple
     """
     phi_y, phi_z = sigma * theta_y, sigma * theta_z
     a, b, _ = rotvec_coefficients(phi_y**2 + phi_z**2)
+    t2 = phi_y**2 + phi_z**2
     phi = jnp.stack([jnp.zeros_like(phi_y), phi_y, phi_z])
-    k = skew(phi)
-    rot = jnp.eye(3, dtype=k.dtype) + a * k + b * (k @ k)
+    rot = (1 - b * t2) * jnp.eye(3, dtype=phi.dtype) + a * skew(phi) + b * (phi[:, None] * phi[None, :])
     trans = sigma * ell * jnp.stack([a, b * phi_z, -b * phi_y])
     return rot, trans
 
 
-class SpatialConstantCurvature(AbstractSoftBody):
+class SpatialConstantCurvature(AbstractRod):
     """Spatial constant-curvature segment (one piece of a PCC arm), with optional elongation.
 
     Coordinates ``q = [θ_y, θ_z, δL]`` (or ``[θ_y, θ_z]`` with ``elongation=False``):
@@ -85,6 +87,7 @@ class SpatialConstantCurvature(AbstractSoftBody):
     damping: Float[Array, "n n"]
     nq: int = eqx.field(static=True)
     elongation: bool = eqx.field(static=True)
+    n_section: int = eqx.field(static=True)
 
     def __init__(self, length=0.2, radius=0.02, density=1000.0, youngs_modulus=1e6, damping=0.0, *,
                  elongation=True, order=5, n_radial=2, n_angular=4):
@@ -100,6 +103,7 @@ class SpatialConstantCurvature(AbstractSoftBody):
         self.nq = 3 if self.elongation else 2
         self.points, vol = rod_rule(length, radius, order=order, n_radial=n_radial, n_angular=n_angular)
         self.weights = density * vol
+        self.n_section = self.points.shape[0] // int(order)
         k_bend = youngs * (jnp.pi * radius**4 / 4) / length
         diag = [k_bend, k_bend] + ([youngs * jnp.pi * radius**2 / length] if self.elongation else [])
         self.stiffness = jnp.diag(jnp.stack(diag))
@@ -109,10 +113,15 @@ class SpatialConstantCurvature(AbstractSoftBody):
         ell = self.length + q[2] if self.elongation else self.length + jnp.zeros_like(q[0])
         return q[0], q[1], ell
 
-    def position(self, q: Config, s: Array) -> Vec3:
-        rot, trans = arc_frame(*self._params(q), s[0])
-        return trans + rot[:, 1] * s[1] + rot[:, 2] * s[2]
+    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
+        return arc_frame(*self._params(q), sigma)
 
     def tip(self, q: Config) -> Pose:
-        rot, trans = arc_frame(*self._params(q), jnp.ones((), dtype=q.dtype))
-        return make_pose(rot, trans)
+        return make_pose(*self.frame(q, jnp.ones((), dtype=q.dtype)))
+
+    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
+        rots, origins = frames_at(self, q, self.arc_nodes())
+        return rots, origins, self.tip(q)
+
+    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+        return distal_section_jets(self.frames_and_tip, q, qd)

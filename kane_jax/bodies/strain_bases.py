@@ -8,7 +8,7 @@ Curvature basis :class:`PiecewiseGaussianCurvature`) gives the whole ``(6, nq)``
 
 Strain ordering everywhere: ``ξ = (κ_x, κ_y, κ_z, v_x, v_y, v_z)`` — angular strains first
 (twist, bending about y, bending about z; [1/m]) then linear strains (stretch, shear y, shear z;
-[-]), the same order as :func:`kane_jax._math.se3_exp`'s twist ``(ω, v)``. The backbone runs along
+[-]), the same order as :func:`kane_jax.lie.se3_exp`'s twist ``(ω, v)``. The backbone runs along
 +x, so the rest strain of a straight unstretched rod is ``ξ* = (0, 0, 0, 1, 0, 0)``.
 
 All bases are equinox Modules with only static fields, so they are hashable: two rods with equal

@@ -14,10 +14,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._math import make_pose, one_minus_cos_over_x, rot_axis, sin_over_x
+from ..lie import make_pose, one_minus_cos_over_x, rot_axis, sin_over_x
 from .._types import Array, Config, Float, Pose, Vec3
 from . import materials as mat
-from ._base import AbstractSoftBody
+from ._base import AbstractPointBody, mapped_points
 from .quadrature import gauss_legendre, rod_rule
 
 _EXP_CUTOFF = 700.0  # exp(-700) ~ 1e-304: the bump is set to 0 beyond, keeping it C∞ in practice
@@ -60,7 +60,7 @@ def _chamber_section_rule(outer: Array, offset: Array, n_across: int, n_along: i
     return jnp.stack([y, z], axis=1), area.reshape(-1)
 
 
-class VariableRadiusPCC(AbstractSoftBody):
+class VariableRadiusPCC(mat.AbstractMaterialBody, AbstractPointBody):
     """Planar constant-curvature segment whose radius bulges where two pneumatic chambers inflate.
 
     Coordinates ``q = (θ, δL, δR₁, δR₂)`` (paper ``000_…`` Sim. 1): ``θ`` [rad] total bending angle
@@ -174,13 +174,13 @@ class VariableRadiusPCC(AbstractSoftBody):
         trans = jnp.stack([ell * sin_over_x(theta), ell * one_minus_cos_over_x(theta), jnp.zeros_like(theta)])
         return make_pose(rot_axis(jnp.array([0.0, 0.0, 1.0], dtype=trans.dtype), theta), trans)
 
-    def _ref_inverse(self) -> Array:
+    def reference_inverse(self) -> Array:
         return jnp.diag(jnp.stack([1 / self.length, jnp.ones_like(self.length), jnp.ones_like(self.length)]))
 
     def chamber_volumes(self, q: Config) -> Float[Array, "2"]:
         """Current volumes ``(V₁, V₂)`` [m³] of the two chambers, ``∫ det F dV₀`` over each region."""
         mirror = jnp.array([1.0, -1.0, 1.0], dtype=self.chamber_points.dtype)
-        ref_inv = self._ref_inverse()
+        ref_inv = self.reference_inverse()
 
         def volume(pts):
             f = mat.deformation_gradients(self.position, q, pts, ref_inv)
@@ -188,25 +188,8 @@ class VariableRadiusPCC(AbstractSoftBody):
 
         return jnp.stack([volume(self.chamber_points), volume(self.chamber_points * mirror[None, :])])
 
-    # --- internal forces -----------------------------------------------------------------------
-
-    def energy(self, q: Config) -> Array:
-        return mat.strain_energy(self.material, self.position, q, self.points, self.volumes, self._ref_inverse())
-
-    def internal_force(self, q: Config, qd: Config) -> Config:
-        return mat.internal_force(self.material, self.position, q, qd, self.points, self.volumes, self._ref_inverse())
-
-    @property
-    def stiffness(self) -> Float[Array, "4 4"]:
-        """Tangent stiffness ``∂²U/∂q²`` at ``q = 0`` (the forces themselves are nonlinear)."""
-        return mat.tangent_matrices(self.material, self.position, self.nq, self.points, self.volumes,
-                                    self._ref_inverse())[0]
-
-    @property
-    def damping(self) -> Float[Array, "4 4"]:
-        """Kelvin–Voigt damping matrix ``∂²R/∂q̇²`` at ``q = 0``."""
-        return mat.tangent_matrices(self.material, self.position, self.nq, self.points, self.volumes,
-                                    self._ref_inverse())[1]
+    def points_and_tip(self, q: Config) -> tuple[Float[Array, "K 3"], Pose]:
+        return mapped_points(self, q), self.tip(q)
 
 
 def chamber_segment_area(radius: float, offset: float) -> float:

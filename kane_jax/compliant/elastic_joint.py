@@ -20,8 +20,8 @@ import jax.numpy as jnp
 
 from .. import _checks
 from .._types import Array, Float
-from ..algorithms.forward_dynamics import forward_dynamics
-from ..algorithms.time_derivatives import check_derivatives, inverse_dynamics_derivatives
+from ..algorithms._recursion import forward_dynamics_kernel
+from ..algorithms.time_derivatives import check_derivatives, id_derivatives
 from ..chain import Chain
 from ._integrate import integrate
 
@@ -93,7 +93,7 @@ def elastic_joint_inverse_dynamics(robot: ElasticJointRobot, q_derivs) -> Elasti
         ValueError: wrong shapes or fewer than five derivatives.
     """
     d = check_derivatives(robot.chain, q_derivs, 5, "elastic_joint_inverse_dynamics")
-    tau_e = jnp.stack(inverse_dynamics_derivatives(robot.chain, d, order=2))
+    tau_e = jnp.stack(id_derivatives(robot.chain, d, 2))
     theta, theta_d, theta_dd = (d[i] + tau_e[i] / robot.stiffness for i in range(3))
     tau = robot.motor_inertia * theta_dd + robot.motor_damping * theta_d + tau_e[0]
     return ElasticJointInverseDynamics(tau, theta, theta_d, theta_dd, tau_e)
@@ -107,7 +107,7 @@ def elastic_joint_dynamics(robot: ElasticJointRobot, y, tau):
         raise ValueError(f"`y` must have shape ({4 * n},) = (q, θ, q̇, θ̇), got {y.shape}.")
     q, theta, qd, theta_d = y[:n], y[n:2 * n], y[2 * n:3 * n], y[3 * n:]
     tau_e = robot.stiffness * (theta - q)
-    qdd = forward_dynamics(robot.chain, q, qd, tau_e)
+    qdd = forward_dynamics_kernel(robot.chain, q, qd, tau_e)
     theta_dd = (tau - robot.motor_damping * theta_d - tau_e) / robot.motor_inertia
     return jnp.concatenate([qd, theta_d, qdd, theta_dd])
 

@@ -24,8 +24,8 @@ import numpy as np
 
 from .. import _checks
 from .._types import Array, Float
-from ..algorithms.forward_dynamics import forward_dynamics
-from ..algorithms.time_derivatives import check_derivatives, inverse_dynamics_derivatives
+from ..algorithms._recursion import forward_dynamics_kernel
+from ..algorithms.time_derivatives import check_derivatives, id_derivatives
 from ..chain import Chain
 from . import springs as sp
 
@@ -160,7 +160,7 @@ def vsa_inverse_dynamics(robot: VSARobot, q_derivs, sigma_derivs, *, phi_guess=N
     if len(sig) < 3 or any(s.shape != (n,) for s in sig):
         raise ValueError(f"`sigma_derivs` must hold (σ, σ̇, σ̈), each of shape ({n},), got "
                          f"{[tuple(s.shape) for s in sig]}.")
-    tau_e = jnp.stack(inverse_dynamics_derivatives(robot.chain, qd, order=2))
+    tau_e = jnp.stack(id_derivatives(robot.chain, qd, 2))
     guess = sp.symmetric_guess(robot.springs, sig[0]) if phi_guess is None else phi_guess
     sol = sp.solve_deflections(robot.springs, tau_e[0], sig[0], guess, rtol=rtol, max_steps=max_steps)
     if check:
@@ -252,6 +252,6 @@ def vsa_dynamics(robot: VSARobot, y, tau1, tau2):
     q, theta, qd, theta_d = split_state(robot, y)
     phi = theta - q[None]
     tau_e = jnp.stack([robot.spring1(phi[0]), robot.spring2(phi[1])])
-    qdd = forward_dynamics(robot.chain, q, qd, tau_e[0] + tau_e[1])
+    qdd = forward_dynamics_kernel(robot.chain, q, qd, tau_e[0] + tau_e[1])
     theta_dd = (jnp.stack([tau1, tau2]) - robot.motor_damping * theta_d - tau_e) / robot.motor_inertia
     return vsa_state(qd, theta_d, qdd, theta_dd)

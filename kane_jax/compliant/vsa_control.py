@@ -16,9 +16,8 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
 from .. import _checks
-from ..algorithms.forward_dynamics import forward_dynamics
-from ..algorithms.mass_matrix import mass_matrix
-from ..algorithms.time_derivatives import inverse_dynamics_derivatives
+from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel
+from ..algorithms.time_derivatives import id_derivatives
 from . import springs as sp
 from ._integrate import integrate
 from .vsa import VSARobot, _motor_side, split_state, vsa_dynamics
@@ -36,8 +35,8 @@ def _gains(k, name: str, m: int, n: int):
 def link_jerk(robot: VSARobot, q, qd, qdd, tau_e_dot):
     """``q⃛ = M⁻¹ (τ̇_e − (Ṁ q̈ + ṅ))`` (eq. 35): the jerk-free part of ``τ̇`` by one jvp of the ID."""
     zero = jnp.zeros_like(q)
-    rest = inverse_dynamics_derivatives(robot.chain, (q, qd, qdd, zero), order=1)[1]
-    factor = jsl.cho_factor(mass_matrix(robot.chain, q), lower=True)
+    rest = id_derivatives(robot.chain, (q, qd, qdd, zero), 1)[1]
+    factor = jsl.cho_factor(mass_matrix_kernel(robot.chain, q), lower=True)
     return jsl.cho_solve(factor, tau_e_dot - rest)
 
 
@@ -66,12 +65,12 @@ def vsa_feedback_linearization(robot: VSARobot, state, q_ref, sigma_ref, *, gain
     ks = _gains(gains_sigma, "gains_sigma", 2, n)
     phi, phi_d = theta - q[None], theta_d - qd[None]
     y, y_d = jax.jvp(lambda x: sp.task_map(robot.springs, x), (phi,), (phi_d,))  # eqs. 6, 11, 17, 18
-    qdd = forward_dynamics(robot.chain, q, qd, y[0])  # eq. 34
+    qdd = forward_dynamics_kernel(robot.chain, q, qd, y[0])  # eq. 34
     q3 = link_jerk(robot, q, qd, qdd, y_d[0])  # eq. 35
     actual = (q, qd, qdd, q3)
     v_q = q_ref[4] + sum(kq[i] * (q_ref[i] - actual[i]) for i in range(4))  # eq. 32a
     v_s = sigma_ref[2] + ks[1] * (sigma_ref[1] - y_d[1]) + ks[0] * (sigma_ref[0] - y[1])  # eq. 32b
-    tau_e_ddot = inverse_dynamics_derivatives(robot.chain, (q, qd, qdd, q3, v_q), order=2)[2]
+    tau_e_ddot = id_derivatives(robot.chain, (q, qd, qdd, q3, v_q), 2)[2]
     torque = _motor_side(robot, phi, phi_d, (q, qd, qdd), jnp.stack([tau_e_ddot, v_s]))[0]
     return torque[0], torque[1]
 
@@ -81,7 +80,7 @@ def vsa_output_derivatives(robot: VSARobot, state):
     q, theta, qd, theta_d = split_state(robot, state)
     phi, phi_d = theta - q[None], theta_d - qd[None]
     y, y_d = jax.jvp(lambda x: sp.task_map(robot.springs, x), (phi,), (phi_d,))
-    qdd = forward_dynamics(robot.chain, q, qd, y[0])
+    qdd = forward_dynamics_kernel(robot.chain, q, qd, y[0])
     q3 = link_jerk(robot, q, qd, qdd, y_d[0])
     return jnp.stack([q, qd, qdd, q3]), jnp.stack([y[1], y_d[1]])
 

@@ -8,8 +8,8 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .._types import Array, Config
-from ..actuation._base import actuation_matrix
-from ..algorithms.inverse_dynamics import inverse_dynamics
+from ..algorithms.actuation import input_matrix
+from ..algorithms._recursion import inverse_dynamics_kernel
 from ..chain import Chain
 from .reference import as_reference, gains, split_state
 
@@ -55,7 +55,7 @@ class ComputedTorque(eqx.Module):
         q, qd = split_state(self.chain, q, qd)
         q_d, qd_d, qdd_d = self.reference(t)
         v = qdd_d + self.kd * (qd_d - qd) + self.kp * (q_d - q)
-        tau = inverse_dynamics(self.chain, q, qd, v.astype(q.dtype))
+        tau = inverse_dynamics_kernel(self.chain, q, qd, v.astype(q.dtype))
         if self.chain.nu == 0:
             return tau
-        return jnp.linalg.solve(actuation_matrix(self.chain, q).T, tau)
+        return jnp.linalg.solve(input_matrix(self.chain, q).T, tau)

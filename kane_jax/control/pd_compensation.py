@@ -9,8 +9,8 @@ import jax
 import jax.numpy as jnp
 
 from .._types import Array, Config
-from ..actuation._base import actuation_matrix, work_coordinates
-from ..algorithms.inverse_dynamics import inverse_dynamics
+from ..algorithms.actuation import input_matrix, work_coordinates
+from ..algorithms._recursion import inverse_dynamics_kernel
 from ..chain import Chain
 from ..statics import solve_input
 from .reference import as_reference, gains, split_state
@@ -61,12 +61,12 @@ class PDCompensation(eqx.Module):
         q_d, qd_d = q_d.astype(q.dtype), qd_d.astype(q.dtype)
         q_bar = q if self.compensate == "current" else q_d
         z = jnp.zeros_like(q)
-        static = inverse_dynamics(self.chain, q_bar, z, z)  # G + ∂U/∂q, one ID call
+        static = inverse_dynamics_kernel(self.chain, q_bar, z, None)  # G + ∂U/∂q, one ID call
         if self.chain.nu == 0:
             return self.kp * (q_d - q) + self.kd * (qd_d - qd) + static
         h = lambda x: work_coordinates(self.chain, x)
         y, yd = jax.jvp(h, (q,), (qd,))
         y_d, yd_d = jax.jvp(h, (q_d,), (qd_d,))
-        b = actuation_matrix(self.chain, q_bar)
+        b = input_matrix(self.chain, q_bar)
         comp = solve_input(b, static)  # A(q̄)⁺ᵀ ID(q̄, 0, 0)
         return self.kp * (y_d - y) + self.kd * (yd_d - yd) + comp

@@ -9,9 +9,8 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
 from .._types import Array, Config
-from ..actuation._base import actuation_matrix, work_coordinates
-from ..algorithms.inverse_dynamics import inverse_dynamics
-from ..algorithms.mass_matrix import mass_matrix
+from ..algorithms.actuation import input_matrix, work_coordinates
+from ..algorithms._recursion import dynamics_terms, solve_mass, tip_wrench
 from ..chain import Chain
 from .reference import gains, second_order_along, split_state
 
@@ -64,10 +63,10 @@ class CollocatedPFBL(eqx.Module):
         y_d, yd_d, ydd_d = self.reference(t)
         y, yd, jdot_qd = second_order_along(lambda x: work_coordinates(self.chain, x), q, qd)  # J̇ q̇
         v = ydd_d + self.kd * (yd_d - yd) + self.kp * (y_d - y)
-        jac = actuation_matrix(self.chain, q).T  # (nu, nq)
-        factor = jsl.cho_factor(mass_matrix(self.chain, q), lower=True)
-        n = inverse_dynamics(self.chain, q, qd, jnp.zeros_like(qd))
-        minv_jt = jsl.cho_solve(factor, jac.T)  # M⁻¹ Jᵀ
+        jac = input_matrix(self.chain, q).T  # (nu, nq)
+        mass, n = dynamics_terms(self.chain, q, qd, gravity=self.chain.gravity.astype(q.dtype),
+                                 tip=tip_wrench(None, None, q.dtype))  # one terms pass for M and the bias
+        minv_jt = solve_mass(mass, jac.T)  # M⁻¹ Jᵀ
         lam_inv = jac @ minv_jt  # J M⁻¹ Jᵀ (the inverse actuation-space inertia)
         rhs = v + minv_jt.T @ n - jdot_qd  # J M⁻¹ n (M symmetric)
         return jnp.linalg.solve(lam_inv, rhs)

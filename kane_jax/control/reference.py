@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 
 from .._types import Array, Config
-from ..actuation._base import work_coordinates
+from ..algorithms.actuation import work_coordinates
 from ..chain import Chain
 
 RefFn = Callable[[Array], tuple[Array, Array, Array]]

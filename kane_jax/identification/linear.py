@@ -18,8 +18,8 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from .._types import Array
-from ..actuation._base import actuation_force
-from ..algorithms.inverse_dynamics import inverse_dynamics
+from ..algorithms.actuation import input_force
+from ..algorithms._recursion import inverse_dynamics_kernel
 from ..chain import Chain
 
 
@@ -48,8 +48,8 @@ class LinearFit(NamedTuple):
 def id_residual(build: Callable[[Any], Chain], params, q, qd, qdd, u) -> Array:
     """``ID(q, q̇, q̈) − A(q)ᵀ u`` of the chain ``build(params)`` (``u`` generalized forces if no actuators)."""
     chain = build(params)
-    force = u if chain.nu == 0 else actuation_force(chain, q, u)
-    return inverse_dynamics(chain, q, qd, qdd) - force
+    force = u if chain.nu == 0 else input_force(chain, q, u)
+    return inverse_dynamics_kernel(chain, q, qd, qdd) - force
 
 
 def _check_samples(data: Samples) -> Samples:

@@ -28,8 +28,8 @@ import optimistix as optx
 
 from .. import _checks
 from .._types import Array, Config
-from ..actuation._base import actuation_force
-from ..algorithms.inverse_dynamics import inverse_dynamics
+from ..algorithms.actuation import input_force
+from ..algorithms._recursion import inverse_dynamics_kernel
 from ..chain import Chain
 
 
@@ -63,8 +63,8 @@ def constraints(chain: Chain, z: Knots, h, terminal: Callable | None) -> Array:
     dv = v[1:] - v[:-1] - h / 2 * (a[:-1] + a[1:])
 
     def dyn(qk, vk, ak, uk):
-        force = uk if chain.nu == 0 else actuation_force(chain, qk, uk)
-        return inverse_dynamics(chain, qk, vk, ak) - force
+        force = uk if chain.nu == 0 else input_force(chain, qk, uk)
+        return inverse_dynamics_kernel(chain, qk, vk, ak) - force
 
     parts = [dq.ravel(), dv.ravel(), jax.vmap(dyn)(q, v, a, u).ravel()]
     if terminal is not None:

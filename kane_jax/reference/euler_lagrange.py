@@ -21,7 +21,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from kane_jax._math import vee
+from kane_jax.lie import vee
 from kane_jax.bodies.rigid import RigidBody
 
 

@@ -49,7 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from ..actuation._base import work_coordinates
+from ..algorithms.actuation import work_coordinates
 from ..actuation.tendon import Tendon
 from ..algorithms.inverse_dynamics import inverse_dynamics
 from ..algorithms.kinematics import forward_kinematics

@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..algorithms.kinematics import forward_kinematics
-from ..bodies.godage import godage_arm
+from ..models.godage import godage_arm
 from ..simulation import plotting
 from ._common import check_finite, output_dir, timed_simulate
 

@@ -2,5 +2,4 @@
 
 from .simulate import SOLVERS as SOLVERS
 from .simulate import Trajectory as Trajectory
-from .simulate import generalized_input as generalized_input
 from .simulate import simulate as simulate

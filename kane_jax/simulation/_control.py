@@ -1,7 +1,7 @@
 """Control inputs of :func:`kane_jax.simulate`: a constant, ``u(t)`` or a feedback law ``u(t, q, q̇)``.
 
-Every accepted form becomes one law ``(t, q, q̇) -> u``, checked once by shape evaluation, and is
-mapped to generalized forces through the chain's actuators (``000_…`` eq. 57).
+Every accepted form becomes one law ``(t, q, q̇) -> u``, checked once by shape evaluation, (mapped to
+generalized forces by :func:`kane_jax.algorithms.actuation.generalized_input`, ``000_…`` eq. 57).
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import jax
 import jax.numpy as jnp
 
 from .._types import Array, Config
-from ..actuation._base import actuation_force
-from ..chain import Chain
 
 
 def _arity(fn: Callable) -> int:
@@ -59,12 +57,3 @@ def _check_law(law, size: int, nq: int, dtype) -> None:
         raise TypeError(f"`control` failed on (t, q, qd) of shapes ((), ({nq},), ({nq},)): {err}") from None
     if out.shape not in ((size,), (0,)):
         raise ValueError(f"`control` must return shape ({size},), got shape {out.shape}.")
-
-
-def generalized_input(chain: Chain, q: Config, u: Array) -> Config:
-    """``Q_a = A(q)ᵀ u`` through the chain's actuators, or ``u`` itself when ``chain.nu == 0``."""
-    if u.shape == (0,):
-        return jnp.zeros_like(q)
-    if chain.nu == 0:
-        return u
-    return actuation_force(chain, q, u)

@@ -15,15 +15,16 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import jax.scipy.linalg as jsl
 import numpy as np
 
 from .. import _checks
 from .._types import Array, Config, Float
-from ..algorithms.inverse_dynamics import inverse_dynamics, inverse_dynamics_full
-from ..algorithms.mass_matrix import mass_matrix
+from .._modules import chain_vector
+from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel, solve_mass
+from ..algorithms._terms import internal_forces
+from ..algorithms.actuation import generalized_input
 from ..chain import Chain
-from ._control import _check_law, _control_law, generalized_input
+from ._control import _check_law, _control_law
 
 SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     "tsit5": diffrax.Tsit5,
@@ -67,13 +68,8 @@ class Trajectory(eqx.Module):
 
 # --- vector fields -------------------------------------------------------------------------------
 
-@eqx.filter_jit  # traced once, although diffrax evaluates the vector field at several call sites
-def _accelerations(chain: Chain, q: Config, qd: Config, force: Config) -> Config:
-    """``M⁻¹ (force − ID(q, q̇, 0))``; NaN (not an exception) when M is not positive definite, so that
-    diffrax's step-size controller rejects a bad trial step and reports a failure through ``result``."""
-    bias = inverse_dynamics(chain, q, qd, jnp.zeros_like(qd))
-    factor = jsl.cho_factor(mass_matrix(chain, q), lower=True)
-    return jsl.cho_solve(factor, force - bias)
+# traced once per solve although diffrax evaluates the vector field at several call sites
+_accelerations = eqx.filter_jit(forward_dynamics_kernel)
 
 
 def _full_field(t, y, args):
@@ -82,28 +78,19 @@ def _full_field(t, y, args):
     return qd, _accelerations(chain, q, qd, generalized_input(chain, q, law(t, q, qd)))
 
 
-def _internal(chain: Chain, q: Config, qd: Config) -> Config:
-    """Elastic and dissipative generalized forces of bodies and joints (the stiff part)."""
-    z = jnp.zeros_like(q)
-    g0 = jnp.zeros(3, dtype=q.dtype)
-    return (inverse_dynamics_full(chain, q, qd, z, gravity=g0).tau
-            - inverse_dynamics_full(chain, q, qd, z, gravity=g0, internal=False).tau)
-
-
 def _explicit_field(t, y, args):
-    # non-stiff part for IMEX solvers: inertia, gravity and input
+    # non-stiff part for IMEX solvers: inertia, gravity and input (the bias without internal forces)
     chain, law = args
     q, qd = y
-    force = generalized_input(chain, q, law(t, q, qd)) + _internal(chain, q, qd)
-    return jnp.zeros_like(q), _accelerations(chain, q, qd, force)
+    force = generalized_input(chain, q, law(t, q, qd))
+    return jnp.zeros_like(q), _accelerations(chain, q, qd, force, internal=False)
 
 
 def _implicit_field(t, y, args):
-    # stiff part for IMEX solvers: q̇ = v and the elastic/damping forces
+    # stiff part for IMEX solvers: q̇ = v and the elastic/damping forces of joints and bodies
     chain, _ = args
     q, qd = y
-    factor = jsl.cho_factor(mass_matrix(chain, q), lower=True)
-    return qd, jsl.cho_solve(factor, -_internal(chain, q, qd))
+    return qd, solve_mass(mass_matrix_kernel(chain, q), -chain_vector(chain, internal_forces(chain, q, qd)))
 
 
 # --- the solve -----------------------------------------------------------------------------------

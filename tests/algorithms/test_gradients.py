@@ -31,7 +31,7 @@ def _build(params):
     """A hybrid arm built from traced parameters, as in an optax identification loop."""
     link = kj.RigidBody(params["mass"], jnp.stack([params["length"] / 2, 0.0, 0.0]),
                         params["mass"] * params["length"] ** 2 / 12 * jnp.diag(jnp.array([0.01, 1.0, 1.0])),
-                        tip=kj._math.make_pose(jnp.eye(3), jnp.stack([params["length"], 0.0, 0.0])))
+                        tip=kj.lie.make_pose(jnp.eye(3), jnp.stack([params["length"], 0.0, 0.0])))
     cc = kj.PlanarConstantCurvature(params["cc_length"], 0.02, params["density"], params["youngs"], params["eta"],
                                     order=3, n_radial=1, n_angular=3)
     return kj.Chain([(kj.Revolute((0, 0, 1)), link), (kj.Revolute((0, 0, 1)), cc)], gravity=(0.0, -9.81, 0.0))

@@ -96,14 +96,14 @@ def test_planar_2r_closed_forms(rng):
 def _pose(rng, scale=0.3):
     a = rng.normal(size=3)
     x = np.eye(4)
-    x[:3, :3] = np.asarray(kj._math.so3_exp(jnp.asarray(a)))
+    x[:3, :3] = np.asarray(kj.lie.so3_exp(jnp.asarray(a)))
     x[:3, 3] = rng.normal(size=3) * scale
     return x
 
 
 def _rigid(rng):
     x, y, z = rng.uniform(0.005, 0.03, 3)  # principal moments (x+y, y+z, z+x): triangle inequality holds
-    rot = np.asarray(kj._math.so3_exp(jnp.asarray(rng.normal(size=3))))
+    rot = np.asarray(kj.lie.so3_exp(jnp.asarray(rng.normal(size=3))))
     inertia = rot @ np.diag([x + y, y + z, z + x]) @ rot.T
     return kj.RigidBody(rng.uniform(0.5, 2.0), rng.normal(size=3) * 0.2, inertia, tip=_pose(rng))
 

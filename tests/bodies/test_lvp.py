@@ -7,7 +7,7 @@ import pytest
 from model_checks_b import check_against_el, check_body_smooth_at_rest, check_smooth_at
 
 import kane_jax as kj
-from kane_jax._math import make_pose, so3_exp
+from kane_jax.lie import make_pose, so3_exp
 from kane_jax.bodies import lvp_primitives as P
 from kane_jax.bodies.lvp import LVPBody
 from kane_jax.bodies.variable_radius import VariableRadiusPCC

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kane_jax._math import so3_exp
+from kane_jax.lie import so3_exp
 from kane_jax.bodies import materials as mat
 
 

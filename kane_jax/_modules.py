@@ -1,0 +1,178 @@
+"""The one door into a chain's modules: grouping, gathering, mapping and scanning.
+
+A :class:`~kane_jax.Chain` stores modules of identical structure stacked in *groups* (each array
+leaf with a leading axis over the group's members), so that the per-module work of every group is
+one ``vmap`` and the trace does not grow with the number of identical modules. Everything that
+touches that storage lives here (modelled on MuJoCo MJX's ``scan.py``):
+
+- :func:`map_modules` — per-module work, ``vmap``-ed per group, results in chain order;
+- :func:`module_rows` / :func:`chain_vector` — a chain vector ``(nq,)`` as per-module rows
+  ``(N, n_max)`` padded with zeros, and back;
+- :func:`scan_modules` — a recursion over the modules, base to tip or tip to base (unrolled at
+  trace time for short chains, a ``lax.scan`` otherwise);
+- :func:`module_coordinates` — module ``i``'s slice of a chain vector;
+- :func:`group_by_structure` / :func:`stack` / :func:`map_grouped` — the grouping itself, also used
+  for actuators that differ only in their parameters (the tendons of one body).
+
+Nothing outside this file and ``chain.py`` reads the chain's layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ._types import Array, Config, Float
+
+Carry = TypeVar("Carry")
+
+# Chains of at most this many modules have their recursions unrolled at trace time: straight-line
+# code that XLA fuses across modules (a rigid 7-DoF ID: fewer kernels per call). Longer chains use
+# a lax.scan, so compile time stays flat in the number of modules.
+UNROLL_MODULES = 8
+
+
+def structure_key(tree: Any) -> Any:
+    """Hashable key of a pytree's structure: tree definition, array shapes and dtypes, static leaves."""
+    leaves, treedef = jax.tree.flatten(tree)
+    key = (treedef, tuple(("array", tuple(x.shape), str(x.dtype)) if eqx.is_array(x) else x for x in leaves))
+    try:
+        hash(key)
+    except TypeError:  # unhashable static data: the item stays in a group of its own
+        return ("unique", id(tree))
+    return key
+
+
+def group_by_structure(items) -> list[list[int]]:
+    """Indices of the items with the same :func:`structure_key`, groups in order of first appearance."""
+    groups: dict[Any, list[int]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(structure_key(item), []).append(i)
+    return list(groups.values())
+
+
+def stack(items) -> Any:
+    """Items of one structure as one pytree whose array leaves have a leading axis over the items."""
+    dyns = [eqx.filter(x, eqx.is_array) for x in items]
+    static = eqx.filter(items[0], eqx.is_array, inverse=True)
+    return eqx.combine(jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *dyns), static)
+
+
+def map_grouped(items, fn: Callable[[Any], Array]) -> list[Array]:
+    """``[fn(item) for item in items]`` with one ``vmap``-ed trace per group of identical structure."""
+    out: list = [None] * len(items)
+    for idx in group_by_structure(items):
+        if len(idx) == 1:
+            out[idx[0]] = fn(items[idx[0]])
+            continue
+        res = eqx.filter_vmap(fn)(stack([items[i] for i in idx]))
+        for k, i in enumerate(idx):
+            out[i] = res[k]
+    return out
+
+
+def n_rows(chain) -> int:
+    """Width of a per-module row: the largest number of coordinates of one module."""
+    return chain.layout.n_max
+
+
+def module_coordinates(chain, i: int, x: Config) -> Config:
+    """Module ``i``'s coordinates (joint first, then body) of a chain vector ``x``."""
+    return x[chain.coordinate_slice(i)]
+
+
+def _group_vectors(chain, g: int, x: Array) -> Array:
+    """``(G, n_g)`` slices of chain vector ``x`` for the members of group ``g`` (a reshape when contiguous)."""
+    idx = chain.layout.group_index(g)
+    flat = idx.reshape(-1)
+    if idx.size and np.array_equal(flat, np.arange(flat[0], flat[0] + flat.size)):
+        return x[int(flat[0]): int(flat[0]) + flat.size].reshape(idx.shape)
+    return x[jnp.asarray(idx)]
+
+
+def map_modules(chain, fn: Callable[..., Any], *vectors: Array | None) -> Any:
+    """``fn(joint, body, *x_i)`` for every module ``i``, ``vmap``-ed per group, stacked in chain order.
+
+    Arguments:
+        chain: the chain.
+        fn: ``(joint, body, *per-module vectors) -> pytree of arrays``; each per-module vector is
+            the module's slice (joint coordinates first) of the corresponding chain vector. Outputs
+            must have the same shapes for every module (pad per-module rows to :func:`n_rows`).
+        vectors: chain vectors ``(nq,)``, or None (passed to ``fn`` as None).
+
+    Returns:
+        The outputs of ``fn`` with a leading axis over the modules, in chain order.
+    """
+    lay = chain.layout
+    parts = []
+    for g, (joint, body) in enumerate(chain.groups):
+        xs = [None if x is None else _group_vectors(chain, g, x) for x in vectors]
+        present = [x for x in xs if x is not None]
+
+        def one(j, b, *args, xs=xs):
+            it = iter(args)
+            return fn(j, b, *[None if x is None else next(it) for x in xs])
+
+        parts.append(eqx.filter_vmap(one)(joint, body, *present))
+    if len(parts) == 1:
+        return parts[0]
+    stacked = jax.tree.map(lambda *p: jnp.concatenate(p), *parts)
+    order = np.asarray(lay.order)
+    if np.array_equal(order, np.arange(order.size)):
+        return stacked
+    return jax.tree.map(lambda a: a[jnp.asarray(order)], stacked)
+
+
+def module_rows(chain, x: Config) -> Float[Array, "N n_max"]:
+    """Per-module rows of a chain vector, chain order, zero-padded to :func:`n_rows`."""
+    lay = chain.layout
+    if all(n == lay.n_max for n in lay.module_nq):
+        return x.reshape(lay.n_modules, lay.n_max)
+    padded = jnp.zeros((lay.n_modules * lay.n_max,), dtype=x.dtype)
+    return padded.at[jnp.asarray(lay.flat_index())].set(x).reshape(lay.n_modules, lay.n_max)
+
+
+def chain_vector(chain, rows: Float[Array, "N n_max"]) -> Config:
+    """Inverse of :func:`module_rows`: per-module rows back to the ``(nq,)`` chain vector."""
+    lay = chain.layout
+    if all(n == lay.n_max for n in lay.module_nq):
+        return rows.reshape(-1)
+    return rows.reshape(-1)[jnp.asarray(lay.flat_index())]
+
+
+def pad_rows(x: Array, front: int, total: int, axes: tuple[int, ...] = (0,)) -> Array:
+    """Zero-pad ``x`` along ``axes`` so that its rows sit at ``[front, front + len)`` of ``total`` rows."""
+    if all(x.shape[a] == total for a in axes):
+        return x
+    shape = list(x.shape)
+    for a in axes:
+        shape[a] = total
+    if any(x.shape[a] == 0 for a in axes):
+        return jnp.zeros(shape, dtype=x.dtype)
+    pads = [(0, 0)] * x.ndim
+    for a in axes:
+        pads[a] = (front, total - front - x.shape[a])
+    return jnp.pad(x, pads)
+
+
+def scan_modules(step: Callable[[Carry, Any], tuple[Carry, Any]], init: Carry, xs: Any, *,
+                 reverse: bool = False) -> tuple[Carry, Any]:
+    """Run ``step`` over the leading (module) axis of ``xs``; ``reverse=True`` goes tip to base.
+
+    Up to :data:`UNROLL_MODULES` modules the loop is unrolled at trace time (straight-line code
+    that XLA fuses across modules); longer chains use :func:`jax.lax.scan`, traced once whatever
+    their length. Both return the outputs stacked in module order.
+    """
+    n = jax.tree.leaves(xs)[0].shape[0]
+    if n > UNROLL_MODULES:
+        return jax.lax.scan(step, init, xs, reverse=reverse)
+    carry = init
+    ys = [None] * n
+    for i in (reversed(range(n)) if reverse else range(n)):
+        carry, ys[i] = step(carry, jax.tree.map(lambda a, i=i: a[i], xs))
+    return carry, jax.tree.map(lambda *y: jnp.stack(y), *ys)

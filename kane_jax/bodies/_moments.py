@@ -1,0 +1,196 @@
+"""The mass moments of a body from the jets of its mass elements (DESIGN §3.3).
+
+A body's mass is a set of *elements* seen from its distal frame ``{S_i}``: points (a material
+point ``p_k`` of mass ``w_k``) or rigid cross-sections (a frame ``(R_k, t_k)`` carrying points
+``p = t_k + R_k s`` with the section rule's mass ``m_k = Σ w``, first moment ``c_k = Σ w s`` and
+second moment ``S_k = Σ w s sᵀ``). Every moment that the recursion needs is a sum over points of
+terms at most quadratic in ``p`` and its derivatives, so each section enters through
+``(m_k, c_k, S_k)`` only — the same numbers as its points, with one pose jet per section instead
+of one point jet per point.
+
+Each quantity is built from two sums over the elements of the affine fields
+``u = A_u s + a_u`` with ``u ∈ {p, ∂_1 p, …, ∂_n p, p''}`` (``'' = D²[q̇, q̇]``):
+``F[u] = Σ w u`` and ``G[u, v] = Σ w u vᵀ = Σ_k m a_u a_vᵀ + a_u (A_v c)ᵀ + (A_u c) a_vᵀ + A_u S A_vᵀ``;
+then ``Σ w u × v`` and ``Σ w u · v`` are the cross and the trace of ``G[u, v]``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from .._jets import PoseJet, mm, mtm, mtv, vee_rt
+from .._types import Array, Config, Float, Mat3, Vec3
+from ..lie import skew
+
+
+class BodyMoments(NamedTuple):
+    """Mass moments of a body in its distal frame ``{S_i}`` (rows: the body's coordinates).
+
+    Configuration-dependent: ``mass = Σ w``, ``first = Σ w p``, ``second = Σ w p pᵀ``,
+    ``jac_first[j] = Σ w ∂_j p``, ``jac_second[j] = Σ w ∂_j p pᵀ``, ``gram[j, l] = Σ w ∂_j p · ∂_l p``
+    (the body's own mass matrix). Velocity-dependent: ``gyro[j] = Σ w ∂_j p × ṗ``. Curvature
+    (``p'' = D²p[q̇, q̇]``): ``curv_first = Σ w p''``, ``curv_moment = Σ w p × p''``,
+    ``curv_jac[j] = Σ w ∂_j p · p''``.
+    """
+
+    mass: Float[Array, ""]
+    first: Vec3
+    second: Mat3
+    jac_first: Float[Array, "n 3"]
+    jac_second: Float[Array, "n 3 3"]
+    gram: Float[Array, "n n"]
+    gyro: Float[Array, "n 3"]
+    curv_first: Vec3
+    curv_moment: Vec3
+    curv_jac: Float[Array, " n"]
+
+
+class Elements(NamedTuple):
+    """Jets of a body's mass elements in its distal frame (coordinate axis first)."""
+
+    trans: Float[Array, "K 3"]  # t_k (points: p_k)
+    d_trans: Float[Array, "n K 3"]  # ∂_j t_k
+    c_trans: Float[Array, "K 3"] | None  # t_k'' (None: configuration only)
+    rot: Float[Array, "K 3 3"] | None  # R_k (None: point elements)
+    d_rot: Float[Array, "n K 3 3"] | None
+    c_rot: Float[Array, "K 3 3"] | None
+
+
+class ElementRule(NamedTuple):
+    """Constants of the elements: mass ``(K,)``; for sections ``c_k`` ``(K, 3)`` and ``S_k`` ``(K, 3, 3)``."""
+
+    mass: Float[Array, " K"]
+    first: Float[Array, "K 3"] | None = None
+    second: Float[Array, "K 3 3"] | None = None
+
+
+def section_rule(offsets: Float[Array, "K M 2"], weights: Float[Array, "K M"]) -> ElementRule:
+    """Constants of rigid cross-sections from their points ``s = (0, y, z)`` and masses."""
+    s = jnp.concatenate([jnp.zeros_like(offsets[..., :1]), offsets], axis=-1)
+    return ElementRule(jnp.sum(weights, axis=1), jnp.einsum("km,kma->ka", weights, s),
+                       jnp.einsum("km,kma,kmb->kab", weights, s, s))
+
+
+def jet(fn: Callable[[Config], object], q: Config, qd: Config | None):
+    """Value, Jacobian (coordinate axis first) and curvature ``D²f[q̇, q̇]`` (None without ``qd``)."""
+    value = fn(q)
+    basis = jnp.eye(q.shape[0], dtype=q.dtype)
+    jac = jax.vmap(lambda v: jax.jvp(fn, (q,), (v,))[1])(basis)
+    if qd is None:
+        return value, jac, None
+    curv = jax.jvp(lambda x: jax.jvp(fn, (x,), (qd,))[1], (q,), (qd,))[1]
+    return value, jac, curv
+
+
+def tip_from_jet(rot, trans, d_rot, d_trans, c_rot, c_trans) -> PoseJet:
+    """:class:`PoseJet` (body-frame form) from the plain jet of a pose ``(R, t)``."""
+    gen = jnp.concatenate([vee_rt(rot, d_rot), mtv(rot, d_trans)], axis=-1)
+    if c_rot is None:
+        curv = jnp.zeros((6,), rot.dtype)
+    else:
+        curv = jnp.concatenate([vee_rt(rot, c_rot), mtv(rot, c_trans)])
+    return PoseJet(rot, trans, gen, curv)
+
+
+def elements_from_pose_jets(jets: PoseJet, qd: Config | None) -> Elements:
+    """Section elements from their body-frame pose jets (batched over sections, ``gen`` ``(K, n, 6)``).
+
+    ``∂_j R = R [ω_j]×``, ``∂_j t = R v_j``, ``R'' = R ([c_ω]× + [ω]×²)``, ``t'' = R c_v``.
+    """
+    rot = jets.rot
+    d_rot = jnp.moveaxis(mm(rot[:, None], skew(jets.gen[..., :3])), 1, 0)
+    d_trans = jnp.moveaxis(jnp.sum(rot[:, None] * jets.gen[..., None, 3:], axis=-1), 1, 0)
+    if qd is None:
+        return Elements(jets.trans, d_trans, None, rot, d_rot, None)
+    om = jnp.sum(jets.gen[..., :3] * qd[None, :, None], axis=1)
+    k = skew(om)
+    c_rot = mm(rot, skew(jets.curv[:, :3]) + mm(k, k))
+    c_trans = jnp.sum(rot * jets.curv[:, None, 3:], axis=-1)
+    return Elements(jets.trans, d_trans, c_trans, rot, d_rot, c_rot)
+
+
+def _outer_sums(a_u, a_v, m, rule: ElementRule, A_u=None, A_v=None):
+    """``Σ_k w u vᵀ`` for all pairs of affine fields (``a``: ``(U, K, 3)``, ``A``: ``(U, K, 3, 3)``)."""
+    g = jnp.einsum("k,uka,vkb->uvab", m, a_u, a_v)
+    if A_u is None:
+        return g
+    ac_u = jnp.sum(A_u * rule.first[None, :, None, :], axis=-1)  # A_u c  (U, K, 3)
+    ac_v = jnp.sum(A_v * rule.first[None, :, None, :], axis=-1)
+    a_s = jnp.sum(A_u[..., :, :, None] * rule.second[None, :, None, :, :], axis=-2)  # A_u S  (U, K, 3, 3)
+    g = g + jnp.einsum("uka,vkb->uvab", a_u, ac_v) + jnp.einsum("uka,vkb->uvab", ac_u, a_v)
+    return g + jnp.einsum("ukac,vkbc->uvab", a_s, A_v)
+
+
+def _cross_of(g: Array) -> Array:
+    """``Σ w u × v`` from ``G = Σ w u vᵀ`` (last two axes)."""
+    return jnp.stack([g[..., 1, 2] - g[..., 2, 1], g[..., 2, 0] - g[..., 0, 2], g[..., 0, 1] - g[..., 1, 0]], -1)
+
+
+def _trace(g: Array) -> Array:
+    return g[..., 0, 0] + g[..., 1, 1] + g[..., 2, 2]
+
+
+def moments(el: Elements, rule: ElementRule, qd: Config | None) -> BodyMoments:
+    """The :class:`BodyMoments` of a body from the jets of its elements (see the module docstring)."""
+    n = el.d_trans.shape[0]
+    m = rule.mass
+    sections = el.rot is not None
+    a_u = jnp.concatenate([el.trans[None], el.d_trans], axis=0)  # p, ∂_1 p … ∂_n p
+    A_u = jnp.concatenate([el.rot[None], el.d_rot], axis=0) if sections else None
+    curv = el.c_trans is not None
+    a_v = jnp.concatenate([a_u, el.c_trans[None]], axis=0) if curv else a_u
+    A_v = (jnp.concatenate([A_u, el.c_rot[None]], axis=0) if curv else A_u) if sections else None
+    first = jnp.einsum("k,vka->va", m, a_v)
+    if sections:
+        first = first + jnp.einsum("vkab,kb->va", A_v, rule.first)
+    g = _outer_sums(a_u, a_v, m, rule, A_u, A_v)
+    dtype = el.trans.dtype
+    if curv:
+        gjj = g[1:, 1:n + 1]
+        gyro = jnp.einsum("l,jla->ja", qd, _cross_of(gjj))
+        curv_first, curv_moment, curv_jac = first[n + 1], _cross_of(g[0, n + 1]), _trace(g[1:, n + 1])
+    else:
+        gjj = g[1:, 1:]
+        gyro = jnp.zeros((n, 3), dtype)
+        curv_first = curv_moment = jnp.zeros((3,), dtype)
+        curv_jac = jnp.zeros((n,), dtype)
+    return BodyMoments(jnp.sum(m), first[0], g[0, 0], first[1:n + 1], g[1:, 0], _trace(gjj), gyro, curv_first,
+                       curv_moment, curv_jac)
+
+
+def distal_point_jets(points_and_tip: Callable, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+    """Autodiff jets of point elements ``p_k = R_hᵀ (x_k − t_h)`` and of the distal frame ``h``.
+
+    ``points_and_tip(q) -> ((K, 3) points in the proximal frame, (4, 4) pose h)``; one jet of the
+    composite (the generic path, also the test oracle of the closed forms).
+    """
+
+    def geometry(x):
+        pts, h = points_and_tip(x)
+        rot, trans = h[:3, :3], h[:3, 3]
+        return mtv(rot, pts - trans[None]), rot, trans
+
+    (p, rot, trans), (dp, drot, dtrans), c = jet(geometry, q, qd)
+    tip = tip_from_jet(rot, trans, drot, dtrans, None if c is None else c[1], None if c is None else c[2])
+    return tip, Elements(p, dp, None if c is None else c[0], None, None, None)
+
+
+def distal_section_jets(frames_and_tip: Callable, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+    """Autodiff jets of section frames ``(R_hᵀ R_k, R_hᵀ (t_k − t_h))`` and of the distal frame ``h``.
+
+    ``frames_and_tip(q) -> ((K, 3, 3) rotations, (K, 3) origins in the proximal frame, (4, 4) h)``.
+    """
+
+    def geometry(x):
+        rots, origins, h = frames_and_tip(x)
+        rot, trans = h[:3, :3], h[:3, 3]
+        return mtm(rot[None], rots), mtv(rot, origins - trans[None]), rot, trans
+
+    (r, t, rot, trans), (dr, dt, drot, dtrans), c = jet(geometry, q, qd)
+    tip = tip_from_jet(rot, trans, drot, dtrans, None if c is None else c[2], None if c is None else c[3])
+    el = Elements(t, dt, None if c is None else c[1], r, dr, None if c is None else c[0])
+    return tip, el
