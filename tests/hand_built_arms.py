@@ -1,6 +1,6 @@
 """The UR10e and iiwa-like arms as they were built by hand before the URDF files (test oracle).
 
-Kept verbatim from ``kane_jax/models/robots.py`` (DH/MDH tables and builders) so that the shipped
+The DH/MDH tables and builders of ``kane_jax/models/robots.py`` as they were, so that the shipped
 ``kane_jax/models/urdf/*.urdf`` files are checked against the published tables they were written
 from, not only against Pinocchio reading the same files.
 """
