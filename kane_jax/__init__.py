@@ -70,6 +70,8 @@ from . import control as control
 from . import identification as identification
 from . import optimize as optimize
 from . import models as models
+from .models.urdf_import import JointLimits as JointLimits
+from .models.urdf_import import from_urdf as from_urdf
 from .batch import batch_mesh as batch_mesh
 from .batch import batch_simulate as batch_simulate
 from .statics import Equilibrium as Equilibrium
@@ -101,5 +103,5 @@ __all__ = [
     "Spherical", "Universal", "body_points", "forward_dynamics", "forward_kinematics", "generalized_gravity",
     "inverse_dynamics", "inverse_dynamics_full", "coriolis_matrix", "inverse_dynamics_derivatives",
     "mass_matrix_derivatives", "kinetic_energy", "mass_matrix", "nonlinear_effects",
-    "potential_energy", "tip_jacobian", "tip_pose",
+    "potential_energy", "tip_jacobian", "tip_pose", "JointLimits", "from_urdf",
 ]

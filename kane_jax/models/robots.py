@@ -4,16 +4,20 @@ Denavit–Hartenberg helpers.
 
 Every revolute joint of these robots turns about the z axis of its frame; the body that follows
 carries the link's inertial data in the joint's output frame, so the kane_jax coordinates are the
-usual joint angles.
+usual joint angles. The UR10e and the iiwa-like arm are read from the URDF files shipped in
+``kane_jax/models/urdf/`` (:func:`~kane_jax.from_urdf`), which hold their data and sources.
 """
 
 from __future__ import annotations
+
+from importlib import resources
 
 import numpy as np
 
 from ..bodies.rigid import RigidBody
 from ..chain import Chain
 from ..joints import Revolute
+from .urdf_import import from_urdf
 
 
 def _rot_x(alpha: float) -> np.ndarray:
@@ -82,44 +86,21 @@ def planar_2r(L1=1.0, L2=1.0, m1=1.0, m2=1.0, g=9.81) -> Chain:
     return Chain(mods, gravity=(0.0, -float(g), 0.0))
 
 
-# KUKA LBR iiwa 14 R820, modified DH (002_… §6.2, frames of Stürz et al. 2017, their Fig. 2).
-_IIWA_ALPHA = (0.0, np.pi / 2, -np.pi / 2, -np.pi / 2, np.pi / 2, np.pi / 2, -np.pi / 2)
-_IIWA_D = (0.0, 0.0, 0.42, 0.0, 0.4, 0.0, 0.0)
-_IIWA_MASS = (3.94781, 4.50275, 2.45520, 2.61155, 3.41000, 3.38795, 0.35432)
-_IIWA_COM = (
-    (-0.00351, 0.00160, -0.03139), (-0.00767, 0.16669, -0.00355), (-0.00225, -0.03492, -0.02652),
-    (0.00020, -0.05268, 0.03818), (0.00005, -0.00237, -0.21134), (0.00049, 0.02019, -0.02750),
-    (-0.03466, -0.02324, 0.07138),
-)
-# (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) about the CoM, link-frame axes [kg m²]
-_IIWA_INERTIA = (
-    (0.00455, 0.00454, 0.00029, 0.0, 0.0, 0.0), (0.00032, 0.00010, 0.00042, 0.0, 0.0, 0.0),
-    (0.00223, 0.00219, 0.00073, -0.00005, 0.00007, 0.00007),
-    (0.03844, 0.01144, 0.04988, 0.00088, -0.00112, -0.00011),
-    (0.00277, 0.00284, 0.00012, -0.00001, 0.00001, 0.00001),
-    (0.00050, 0.00281, 0.00232, -0.00005, -0.00003, -0.00004),
-    (0.00795, 0.01089, 0.00294, -0.00022, -0.00029, -0.00029),
-)
-
-
-def _feasible_inertia(row) -> np.ndarray:
-    """Symmetric inertia from a 6-row; nudged onto the triangle inequality if rounding broke it."""
-    xx, yy, zz, xy, xz, yz = row
-    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-    eig, vec = np.linalg.eigh(inertia)
-    deficit = eig[2] - eig[0] - eig[1]
-    if deficit > -1e-7:  # on/over the boundary after 5-digit rounding: move 1e-6 kg m² inside
-        eig = eig + np.array([deficit + 1e-6, 0.0, 0.0])
-        inertia = vec @ np.diag(eig) @ vec.T
-    return inertia
+def _from_package(name: str, gravity) -> Chain:
+    """A chain from the URDF file ``kane_jax/models/urdf/<name>.urdf`` shipped with the package."""
+    return from_urdf((resources.files(__package__) / "urdf" / f"{name}.urdf").read_text(), gravity=gravity)
 
 
 def iiwa_like(*, gravity=(0.0, 0.0, -9.81)) -> Chain:
     """A 7-DoF KUKA LBR iiwa 14 R820-like arm for the second-order ID example of ``002_…`` §6.2.
 
+    Built by :func:`~kane_jax.from_urdf` from ``kane_jax/models/urdf/iiwa_like.urdf`` (joints
+    ``iiwa_joint_1…7``, links ``iiwa_link_0…7``; limits: :meth:`~kane_jax.JointLimits.from_urdf`).
+
     Kinematics: modified DH frames of ``002_…`` §6.2 (``R_{i−1,i} = Rx(±π/2)``, ``r_{2,3} = (0, r3, 0)``,
     ``r_{4,5} = (0, −r5, 0)``) with the iiwa 14 R820 offsets ``r3 = 0.42 m``, ``r5 = 0.40 m``; the
-    base offset (0.36 m) and the flange are left out as in the paper.
+    base offset (0.36 m) and the flange are left out as in the paper. Module ``i``'s frames are MDH
+    frame ``i``.
 
     Inertial data: the physically-feasible identified model of Y. R. Stürz, L. M. Affolter,
     R. S. Smith, *Parameter identification of the KUKA LBR iiwa robot including constraints on
@@ -127,15 +108,18 @@ def iiwa_like(*, gravity=(0.0, 0.0, -9.81)) -> Chain:
     [29] for its Table 1 (lost in our copy of the paper). Values are the 5-decimal figures of that
     table as transcribed in public code; the order of the off-diagonal products (taken as
     ``Ixy, Ixz, Iyz``) could not be checked against the original and they are small (≤ 1.1e-3).
-    Links 2 and 4 lie on the triangle-inequality boundary after rounding; their smallest principal
-    moment is raised by ~1e-6 kg m² so that :class:`~kane_jax.RigidBody` accepts them.
-    No motor inertias or friction: this is a benchmark/example model, not a calibrated one.
+    As transcribed, links 2, 4 and 7 break the triangle inequality of principal moments (by 0,
+    2.2e-4 and 5.1e-5 kg m²); their smallest principal moment is raised by the deficit plus 1e-6 kg m²
+    so that :class:`~kane_jax.RigidBody` accepts them. No motor inertias or friction: this is a
+    benchmark/example model, not a calibrated one.
+
+    Arguments:
+        gravity: base-frame gravity [m/s²].
+
+    Returns:
+        the :class:`~kane_jax.Chain` of seven revolute modules (``nq = 7``).
     """
-    mods = []
-    for i in range(7):
-        mods.append(mdh_module(_IIWA_ALPHA[i], 0.0, _IIWA_D[i], _IIWA_MASS[i], _IIWA_COM[i],
-                               _feasible_inertia(_IIWA_INERTIA[i])))
-    return Chain(mods, gravity=gravity)
+    return _from_package("iiwa_like", gravity)
 
 
 # Buondonno & De Luca 2016 (001_…), Table I: standard DH, masses of the augmented links, inertias.
@@ -175,25 +159,13 @@ def vsa_3dof(*, gravity=(0.0, 0.0, -9.81)):
     return VSARobot(vsa_3dof_links(gravity=gravity), VSA3_MOTOR_INERTIA, VSA3_MOTOR_DAMPING, spring)
 
 
-# Universal Robots UR10e, standard DH (Universal Robots, "Parameters for calculations of kinematics
-# and dynamics", support article 45257, e-Series software 5.1): a, d, α, link masses and centres of
-# mass in the DH frame of each link.
-UR10E_DH = {"a": (0.0, -0.6127, -0.57155, 0.0, 0.0, 0.0), "d": (0.1807, 0.0, 0.0, 0.17415, 0.11985, 0.11655),
-            "alpha": (np.pi / 2, 0.0, 0.0, np.pi / 2, -np.pi / 2, 0.0)}
-UR10E_MASS = (7.369, 13.051, 3.989, 2.100, 1.980, 0.615)
-UR10E_COM = ((0.021, 0.000, 0.027), (0.380, 0.000, 0.158), (0.240, 0.000, 0.068), (0.000, 0.007, 0.018),
-             (0.000, 0.007, 0.018), (0.000, 0.000, -0.026))
-# (Ixx, Iyy, Izz, Ixy, Ixz, Iyz) about the CoM, DH-frame axes [kg m²]: the inertia matrices of the
-# e-Series controller's dynamic model (urcontrol.conf.UR10e), as commonly used in open UR10e models
-UR10E_INERTIA = (
-    (0.03408, 0.03529, 0.02156, 2e-05, -0.00425, 8e-05), (0.02814, 0.77068, 0.76943, 5e-05, -0.01561, 2e-05),
-    (0.01014, 0.30928, 0.30646, 8e-05, 0.00916, 0.0), (0.00296, 0.00222, 0.00258, -1e-05, 0.0, -0.00024),
-    (0.00296, 0.00222, 0.00258, -1e-05, 0.0, -0.00024), (0.00040, 0.00041, 0.00034, 0.0, 0.0, 0.0),
-)
-
-
 def ur10e(*, gravity=(0.0, 0.0, -9.81), damping=None) -> Chain:
     """The 6-DoF Universal Robots UR10e (paper ``003_…`` Sim. 2), standard DH, base upright.
+
+    Built by :func:`~kane_jax.from_urdf` from ``kane_jax/models/urdf/ur10e.urdf`` (joints
+    ``shoulder_pan_joint`` … ``wrist_3_joint``; tip ``tool0`` = DH frame 6; limits:
+    :meth:`~kane_jax.JointLimits.from_urdf`). Module ``i``'s frames are link ``i``'s: DH frame
+    ``i−1`` turned by ``q_i``.
 
     Kinematics, masses and centres of mass: the published table of Universal Robots (support
     article "Parameters for calculations of kinematics and dynamics"; ``d₁ = 0.1807``,
@@ -204,13 +176,13 @@ def ur10e(*, gravity=(0.0, 0.0, -9.81), damping=None) -> Chain:
     No motor inertias or friction unless ``damping`` (viscous, per joint) is given.
 
     Arguments:
-        gravity: base-frame gravity [m/s²]. damping: optional joint viscous friction [N m s/rad].
+        gravity: base-frame gravity [m/s²]. damping: optional joint viscous friction [N m s/rad],
+            the same for every joint.
 
     Returns:
         the :class:`~kane_jax.Chain` of six revolute modules (``nq = 6``).
     """
-    mods = []
-    for i in range(6):
-        mods.append(dh_module(UR10E_DH["d"][i], UR10E_DH["a"][i], UR10E_DH["alpha"][i], UR10E_MASS[i], UR10E_COM[i],
-                              _feasible_inertia(UR10E_INERTIA[i]), damping=damping))
-    return Chain(mods, gravity=gravity)
+    chain = _from_package("ur10e", gravity)
+    if damping is None:
+        return chain
+    return Chain([(Revolute(j.axis, j.placement, damping=damping), b) for j, b in chain.modules], gravity=gravity)
