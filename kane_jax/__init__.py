@@ -82,11 +82,12 @@ from .simulation import plotting as plotting
 from .simulation.plotting import animate as animate
 from .simulation.plotting import plot_configuration as plot_configuration
 from .simulation.plotting import plot_stroboscopic as plot_stroboscopic
+from .simulation.view import view as view
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Trajectory", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic",
+    "Trajectory", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic", "view",
     "control", "identification", "optimize", "batch_mesh", "batch_simulate", "Equilibrium", "HoldingInput",
     "equilibrium", "holding_input", "static_residual",
     "LVPBody", "LinearElastic", "NeoHookean", "PneumaticChambers", "Tendon", "VariableRadiusPCC",
