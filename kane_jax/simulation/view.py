@@ -145,14 +145,14 @@ def view(chain: Chain, traj: Any, *, every: int | None = None, max_frames: int =
     idx = _frame_indices(qs.shape[0], every, max_frames)
     lines, clouds = shapes(chain, qs[idx])
     soft = [i for i, c in enumerate(clouds) if c is not None and points]
+    names = [f"{i + 1}: {type(body).__name__}" for i, (_, body) in enumerate(chain.modules)]
 
     def dynamic(k: int) -> list:
         traces = []
         for i, line in enumerate(lines):
             is_soft = clouds[i] is not None
-            traces.append(go.Scatter3d(
-                **_xyz(line[k]), mode="lines", name=f"{i + 1}: {type(chain.module(i)[1]).__name__}",
-                line={"color": SOFT if is_soft else RIGID, "width": 14 if is_soft else 7}))
+            traces.append(go.Scatter3d(**_xyz(line[k]), mode="lines", name=names[i],
+                                       line={"color": SOFT if is_soft else RIGID, "width": 14 if is_soft else 7}))
         for i in soft:
             traces.append(go.Scatter3d(**_xyz(clouds[i][k]), mode="markers", name=f"{i + 1}: material points",
                                        marker={"size": 2.5, "color": CLOUD, "opacity": 0.6}))

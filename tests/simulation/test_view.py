@@ -9,6 +9,7 @@ drawn coordinates are checked against, besides ``kj.body_points`` itself.
 import base64
 import json
 import re
+import sys
 
 import jax.numpy as jnp
 import numpy as np
@@ -143,7 +144,7 @@ def test_trajectory_input_and_frame_budget():
     assert len(kj.view(chain, qs[0]).frames) == 1
 
 
-def test_view_rejects_bad_input():
+def test_view_rejects_bad_input(monkeypatch):
     chain = _chain()
     ts, qs = _motion(5)
     with pytest.raises(ValueError, match=r"`traj` must hold configurations of shape \(T, nq\).*nq = 4.*\(5, 3\)"):
@@ -162,6 +163,9 @@ def test_view_rejects_bad_input():
         kj.view(qs, qs)
     with pytest.raises(TypeError, match="`traj` must be a Trajectory or an array"):
         kj.view(chain, {"q": qs})
+    monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)  # as if plotly were not installed
+    with pytest.raises(ImportError, match="kane_jax.view needs plotly: `pip install plotly`"):
+        kj.view(chain, qs)
 
 
 # --- in a real browser (headless Chromium, WebGL on SwiftShader) ----------------------------------
