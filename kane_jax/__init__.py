@@ -8,6 +8,12 @@ kane_jax never changes global JAX configuration; enable float64 yourself with
 ``jax.config.update("jax_enable_x64", True)`` for validation-grade accuracy.
 """
 
+from . import compliant as compliant
+from . import control as control
+from . import identification as identification
+from . import lie as lie
+from . import models as models
+from . import optimize as optimize
 from .actuation import AbstractActuator as AbstractActuator
 from .actuation import GodagePressureActuator as GodagePressureActuator
 from .actuation import JointMotor as JointMotor
@@ -31,29 +37,31 @@ from .algorithms.mass_matrix import mass_matrix as mass_matrix
 from .algorithms.time_derivatives import coriolis_matrix as coriolis_matrix
 from .algorithms.time_derivatives import inverse_dynamics_derivatives as inverse_dynamics_derivatives
 from .algorithms.time_derivatives import mass_matrix_derivatives as mass_matrix_derivatives
+from .batch import batch_mesh as batch_mesh
+from .batch import batch_simulate as batch_simulate
 from .bodies import AbstractBody as AbstractBody
 from .bodies import AbstractSoftBody as AbstractSoftBody
 from .bodies import Body as Body
+from .bodies import BodyMoments as BodyMoments
+from .bodies import ChebyshevBasis as ChebyshevBasis
 from .bodies import CosseratGVS as CosseratGVS
 from .bodies import CosseratPCS as CosseratPCS
-from .bodies import GodageSection as GodageSection
-from .bodies import LearnedBody as LearnedBody
-from .bodies import SpatialConstantCurvature as SpatialConstantCurvature
-from .bodies import ChebyshevBasis as ChebyshevBasis
 from .bodies import FullBasis as FullBasis
 from .bodies import GaussianBasis as GaussianBasis
+from .bodies import GodageSection as GodageSection
+from .bodies import LearnedBody as LearnedBody
 from .bodies import LegendreBasis as LegendreBasis
-from .bodies import MonomialBasis as MonomialBasis
-from .bodies import PiecewiseGaussianCurvature as PiecewiseGaussianCurvature
-from .bodies import ScalarBasis as ScalarBasis
 from .bodies import LinearElastic as LinearElastic
 from .bodies import LVPBody as LVPBody
+from .bodies import MonomialBasis as MonomialBasis
 from .bodies import NeoHookean as NeoHookean
-from .bodies import VariableRadiusPCC as VariableRadiusPCC
-from .bodies import frame_from_points as frame_from_points
-from .bodies import BodyMoments as BodyMoments
+from .bodies import PiecewiseGaussianCurvature as PiecewiseGaussianCurvature
 from .bodies import PlanarConstantCurvature as PlanarConstantCurvature
 from .bodies import RigidBody as RigidBody
+from .bodies import ScalarBasis as ScalarBasis
+from .bodies import SpatialConstantCurvature as SpatialConstantCurvature
+from .bodies import VariableRadiusPCC as VariableRadiusPCC
+from .bodies import frame_from_points as frame_from_points
 from .chain import Chain as Chain
 from .joints import AbstractJoint as AbstractJoint
 from .joints import Fixed as Fixed
@@ -63,33 +71,26 @@ from .joints import Prismatic as Prismatic
 from .joints import Revolute as Revolute
 from .joints import Spherical as Spherical
 from .joints import Universal as Universal
-from . import compliant as compliant
-from . import lie as lie
 from .models import godage_arm as godage_arm
-from . import control as control
-from . import identification as identification
-from . import optimize as optimize
-from . import models as models
 from .models.urdf_import import JointLimits as JointLimits
 from .models.urdf_import import from_urdf as from_urdf
-from .batch import batch_mesh as batch_mesh
-from .batch import batch_simulate as batch_simulate
+from .simulation import Trajectory as Trajectory
+from .simulation import plotting as plotting
+from .simulation import simulate as simulate
+from .simulation.plotting import animate as animate
+from .simulation.plotting import plot_configuration as plot_configuration
+from .simulation.plotting import plot_stroboscopic as plot_stroboscopic
+from .simulation.view import view as view
 from .statics import Equilibrium as Equilibrium
 from .statics import HoldingInput as HoldingInput
 from .statics import equilibrium as equilibrium
 from .statics import holding_input as holding_input
 from .statics import static_residual as static_residual
-from .simulation import Trajectory as Trajectory
-from .simulation import simulate as simulate
-from .simulation import plotting as plotting
-from .simulation.plotting import animate as animate
-from .simulation.plotting import plot_configuration as plot_configuration
-from .simulation.plotting import plot_stroboscopic as plot_stroboscopic
 
 __version__ = "0.1.0"
 
 __all__ = [
-    "Trajectory", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic",
+    "Trajectory", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic", "view",
     "control", "identification", "lie", "optimize", "batch_mesh", "batch_simulate", "Equilibrium", "HoldingInput",
     "equilibrium", "holding_input", "static_residual",
     "LVPBody", "LinearElastic", "NeoHookean", "PneumaticChambers", "Tendon", "VariableRadiusPCC",

@@ -2,19 +2,26 @@
 
 ``kane-jax demo`` runs a representative soft/hybrid simulation on the CPU and writes its plots and
 animation; ``kane-jax list`` lists the papers' scenarios; ``kane-jax run NAME [--t1 T] [--out DIR]``
-runs one. The command is an application, so it (not the library) enables float64 and, unless the
-user set ``XLA_FLAGS``, XLA:CPU's classic fusion (``--xla_cpu_use_fusion_emitters=false``), which
-compiles and runs this kind of small 3-vector code faster (DESIGN §3.5).
+runs one. With ``--html`` both also write an interactive 3-D view of the simulated motion
+(:func:`kane_jax.view`) to ``OUT/view.html``, a standalone page that works offline. The command
+is an application, so it (not the library) enables float64 and, unless the user set ``XLA_FLAGS``,
+XLA:CPU's classic fusion (``--xla_cpu_use_fusion_emitters=false``), which compiles and runs this
+kind of small 3-vector code faster (DESIGN §3.5).
 """
 
 from __future__ import annotations
 
 import argparse
+import html
 import os
 import sys
 import time
 
 DEFAULT_OUT = "kane_jax_out"
+PAGE = ('<!doctype html>\n<html>\n<head><meta charset="utf-8"><title>kane-jax: {title}</title>\n'
+        "<style>html, body {{margin: 0; height: 100%;}}</style></head>\n<body>{div}</body>\n</html>\n")
+HTML_HELP = ("also write an interactive 3-D view of the motion (rotate, scrub, play; works offline) to "
+             "OUT/view.html (view_2.html, ... when the scenario simulates several motions)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -27,11 +34,13 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("demo", help="simulate a hybrid rigid-soft arm and write plots + animation")
     d.add_argument("--t1", type=float, default=None, help="simulated time [s] (default 3)")
     d.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})")
+    d.add_argument("--html", action="store_true", help=HTML_HELP)
     sub.add_parser("list", help="list the scenarios")
     r = sub.add_parser("run", help="run one scenario by name")
     r.add_argument("name", help="scenario name: " + ", ".join(SCENARIOS))
     r.add_argument("--t1", type=float, default=None, help="final time [s] (default: the paper's)")
     r.add_argument("--out", default=None, help=f"output folder (default ./{DEFAULT_OUT}/NAME)")
+    r.add_argument("--html", action="store_true", help=HTML_HELP)
     return p
 
 
@@ -43,9 +52,29 @@ def _setup_jax() -> None:
     jax.config.update("jax_enable_x64", True)
 
 
-def _run(name: str, t1, out, parser) -> int:
+def _write_views(name: str, recorded: list, out_dir: str) -> int:
+    """One HTML view per simulated motion (``view.html``, ``view_2.html``, …); 1 when there is none."""
+    from .simulation.view import view
+
+    if not recorded:
+        print(f"kane-jax: error: --html: scenario {name!r} simulates no chain trajectory, so there is no motion "
+              "to view (its other outputs were written)", file=sys.stderr)
+        return 1
+    for k, (chain, traj) in enumerate(recorded):
+        path = os.path.join(out_dir, "view.html" if k == 0 else f"view_{k + 1}.html")
+        title = name if len(recorded) == 1 else f"{name} ({k + 1}/{len(recorded)})"
+        # the figure fills the window: its div in a page without margins, plotly.js inside (offline)
+        div = view(chain, traj, title=title).update_layout(height=None).to_html(
+            full_html=False, include_plotlyjs=True, auto_play=False, default_height="100vh")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(PAGE.format(title=html.escape(title), div=div))
+        print(f"kane-jax: 3-D view: {os.path.abspath(path)}")
+    return 0
+
+
+def _run(name: str, t1, out, parser, html: bool = False) -> int:
     from . import scenarios
-    from .scenarios._common import report
+    from .scenarios._common import recording, report
 
     if name not in scenarios.SCENARIOS:
         parser.error(f"unknown scenario {name!r}; choose one of: {', '.join(scenarios.SCENARIOS)}")
@@ -60,10 +89,12 @@ def _run(name: str, t1, out, parser) -> int:
     out_dir = out if out is not None else os.path.join(DEFAULT_OUT, name)
     print(f"kane-jax: running {name}: {scenarios.SCENARIOS[name][1]}", flush=True)
     start = time.perf_counter()
-    summary = module.run(t1=t1, out_dir=out_dir)
+    with recording() as recorded:
+        summary = module.run(t1=t1, out_dir=out_dir)
     print(report(summary))
+    status = _write_views(name, recorded, out_dir) if html else 0
     print(f"kane-jax: done in {time.perf_counter() - start:.1f} s; output folder: {os.path.abspath(out_dir)}")
-    return 0
+    return status
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,8 +112,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<{width}}  {desc}" + ("  [not available yet]" if missing else ""))
         return 0
     if args.command == "demo":
-        return _run("demo", args.t1, args.out, parser)
-    return _run(args.name, args.t1, args.out, parser)
+        return _run("demo", args.t1, args.out, parser, args.html)
+    return _run(args.name, args.t1, args.out, parser, args.html)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,9 @@ def _pad(tree, size: int, target: int):
 
 
 def _place(x, sharding: NamedSharding):
-    if jax.process_count() == 1:
+    if jax.process_count() == 1 or (isinstance(x, jax.Array) and not x.is_fully_addressable):
+        # one process, or already a global array (e.g. the final states of an earlier sharded batch,
+        # which no process can read whole): let JAX move or reshard it
         return jax.device_put(x, sharding)
     host = np.asarray(x)  # every process holds the full batch; each keeps its addressable slices
     return jax.make_array_from_callback(host.shape, sharding, lambda idx: host[idx])
@@ -72,9 +74,10 @@ def batch_simulate(
     multiple of the device count by repeating the first rollout, trimmed again on return) and the
     returned arrays stay sharded along the batch axis (``traj.q.sharding``) when ``B`` is a
     multiple of the device count (a trimmed batch is no longer evenly shardable); on several hosts the
-    inputs must be the same global batch on every process and the outputs are global arrays (gather
-    them with ``jax.experimental.multihost_utils.process_allgather``). ``sharded=False`` is the
-    plain ``vmap`` on the default device.
+    inputs must be the same global batch on every process (host arrays, or global arrays such as an
+    earlier batch's final states) and the outputs are global arrays (gather them with
+    ``jax.experimental.multihost_utils.process_allgather``). ``sharded=False`` is the plain ``vmap``
+    on the default device.
 
     Arguments:
         chain, q0, qd0, t1, control: as in :func:`kane_jax.simulate`, with the batching above.

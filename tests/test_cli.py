@@ -1,7 +1,10 @@
 """The ``kane-jax`` command: list, run with a bad name, demo with a short time (in-process main)."""
 
+import os
+import re
 import subprocess
 import sys
+import types
 
 import pytest
 
@@ -34,9 +37,61 @@ def test_bad_option_exits_nonzero(capsys):
 
 def test_demo_short_writes_its_files(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "")  # keep the test process's XLA configuration as it is
-    assert main(["demo", "--t1", "0.2", "--out", str(tmp_path)]) == 0
+    assert main(["demo", "--t1", "0.2", "--out", str(tmp_path), "--html"]) == 0
     out = capsys.readouterr().out
     assert "real-time factor" in out and "wall time" in out and str(tmp_path) in out
     for name in ("demo_configuration.png", "demo_stroboscopic.png", "demo.gif"):
         path = tmp_path / name
         assert path.stat().st_size > 1000, name
+    # the 3-D view: offline page (plotly.js inside), one frame per saved state (151), each moving the
+    # rigid link, the two soft segments and their material points (traces 0-4)
+    html = (tmp_path / "view.html").read_text()
+    assert f"3-D view: {tmp_path / 'view.html'}" in out
+    assert 'class="plotly-graph-div"' in html and re.search(r"plotly\.js v\d", html)
+    assert html.count('"traces":[0,1,2,3,4]') == 151
+
+
+def _fake_scenario(n_motions: int):
+    """A stand-in for a scenario module that "simulates" ``n_motions`` motions of a one-link arm (what
+    ``timed_simulate`` records, without the compile; the demo test above goes through it)."""
+    import jax.numpy as jnp
+    import workflow_robots as wr
+
+    from kane_jax import Trajectory
+    from kane_jax.scenarios import _common
+
+    def run(t1=None, out_dir=None):
+        os.makedirs(out_dir, exist_ok=True)
+        arm = wr.rigid_arm(1)
+        for k in range(n_motions):
+            q = jnp.linspace(0.0, 0.3 * (k + 1), 3)[:, None]
+            _common._RECORDED.get().append((arm, Trajectory(jnp.linspace(0, 0.1, 3), q, q, q[:, :0], 0, {})))
+        return {"name": "demo", "description": "fake", "wall_s": 0.0}
+
+    return types.SimpleNamespace(run=run)
+
+
+def test_html_writes_one_view_per_simulated_motion(tmp_path, capsys, monkeypatch):
+    from kane_jax import scenarios
+    from kane_jax.scenarios import _common
+
+    monkeypatch.setenv("XLA_FLAGS", "")
+    monkeypatch.setattr(scenarios, "load", lambda name: _fake_scenario(2))
+    assert main(["run", "demo", "--out", str(tmp_path), "--html"]) == 0
+    assert _common._RECORDED.get() is None  # recording stops with the run
+    out = capsys.readouterr().out
+    for name, title in (("view.html", "demo (1\\u002f2)"), ("view_2.html", "demo (2\\u002f2)")):  # "/" escaped
+        html = (tmp_path / name).read_text()
+        assert f"3-D view: {tmp_path / name}" in out
+        assert html.count('"traces":[0]') == 3 and f'"title":{{"text":"{title}"}}' in html
+
+
+def test_html_without_a_simulated_motion_fails_with_one_line(tmp_path, capsys, monkeypatch):
+    from kane_jax import scenarios
+
+    monkeypatch.setenv("XLA_FLAGS", "")
+    monkeypatch.setattr(scenarios, "load", lambda name: _fake_scenario(0))
+    assert main(["run", "demo", "--out", str(tmp_path), "--html"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("error") == 1 and "simulates no chain trajectory" in err
+    assert not (tmp_path / "view.html").exists()

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import jax
@@ -12,6 +15,8 @@ import numpy as np
 from ..simulation.simulate import Trajectory, simulate
 
 DEFAULT_OUT = "kane_jax_out"
+# (chain, trajectory) of each timed_simulate call inside `recording()`; None outside it
+_RECORDED: contextvars.ContextVar[list | None] = contextvars.ContextVar("kane_jax_recorded", default=None)
 
 
 def output_dir(out_dir: str | os.PathLike | None, name: str) -> Path:
@@ -37,12 +42,30 @@ def timed_simulate(chain, q0, qd0, t1: float, *, t0: float = 0.0, **kwargs) -> t
     traj = simulate(chain, q0, qd0, t1, t0=t0, **kwargs)
     jax.block_until_ready(traj.q)
     run_s = time.perf_counter() - start
+    recorded = _RECORDED.get()
+    if recorded is not None:
+        recorded.append((chain, traj))
     sim = float(t1 - t0)
     info = {
         "compile_s": compile_s, "run_s": run_s, "wall_s": compile_s + run_s, "sim_time_s": sim,
         "real_time_factor": sim / run_s, "steps": int(traj.stats["num_steps"]),
     }
     return traj, info
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[list]:
+    """Collect the ``(chain, trajectory)`` of every :func:`timed_simulate` call made inside the block.
+
+    The ``kane-jax`` command uses it to draw a scenario's motion (``--html``) without each
+    scenario returning its trajectories. Yields the list that the calls append to, in call order.
+    """
+    recorded: list = []
+    token = _RECORDED.set(recorded)
+    try:
+        yield recorded
+    finally:
+        _RECORDED.reset(token)
 
 
 def check_finite(traj: Trajectory, name: str) -> None:
