@@ -74,6 +74,7 @@ from .joints import Universal as Universal
 from .models import godage_arm as godage_arm
 from .models.urdf_import import JointLimits as JointLimits
 from .models.urdf_import import from_urdf as from_urdf
+from .simulation import SimulationError as SimulationError
 from .simulation import Trajectory as Trajectory
 from .simulation import plotting as plotting
 from .simulation import simulate as simulate
@@ -90,7 +91,7 @@ from .statics import static_residual as static_residual
 __version__ = "0.1.0"
 
 __all__ = [
-    "Trajectory", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic", "view",
+    "Trajectory", "SimulationError", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic", "view",
     "control", "identification", "lie", "optimize", "batch_mesh", "batch_simulate", "Equilibrium", "HoldingInput",
     "equilibrium", "holding_input", "static_residual",
     "LVPBody", "LinearElastic", "NeoHookean", "PneumaticChambers", "Tendon", "VariableRadiusPCC",

@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from ._types import Array, Config, Float, Mat3, Pose, Vec3
-from .lie import skew, vee
+from .lie import se3_exp, se3_right_jacobian, skew, vee
 
 
 class PoseJet(NamedTuple):
@@ -172,3 +172,26 @@ def compose(a: PoseJet, qd_a: Config | None, b: PoseJet, qd_b: Config | None) ->
     cv = (mtv(rb, cross(a.curv[:3], tb) + cross(om_a, cross(om_a, tb)) + a.curv[3:])
           + 2 * cross(om_a_b, vel_b[3:]) + b.curv[3:])
     return PoseJet(rot, trans, gen, jnp.concatenate([cw, cv]))
+
+
+def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
+    """Closed-form jet of ``exp(Ω(q))`` for a twist ``Ω`` affine in ``q`` (batched over leading axes).
+
+    ``gen_k = T(Ω) ∂_k Ω`` with ``T`` the right Jacobian (:func:`~kane_jax.lie.se3_right_jacobian`);
+    since ``Ω̈ = 0`` along ``q + t q̇``, the body acceleration is ``V̇ = d/dt [T(Ω) Ω̇]`` with
+    ``Ω̇ = Σ_k ∂_k Ω q̇_k`` (one forward-mode pass through the closed-form ``T``), and the curvature is
+    ``(ω̇, ν̇ + ω × ν)`` with ``V = (ω, ν)`` (``t' = R ν`` gives ``Rᵀ t'' = ν̇ + ω × ν``).
+
+    Arguments:
+        omega: ``(…, 6)`` twist. d_omega: ``(…, n, 6)`` its derivatives. qd: ``(n,)`` or None.
+    """
+    g = se3_exp(omega)
+    gen = se3_right_jacobian(omega[..., None, :], d_omega)
+    if qd is None:
+        curv = jnp.zeros(omega.shape, omega.dtype)
+    else:
+        odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
+        vel, dvel = jax.jvp(lambda o: se3_right_jacobian(o, odot), (omega,), (odot,))
+        # Rᵀ R'' has vee part ω̇; Rᵀ t'' = ν̇ + ω × ν (t' = R ν).
+        curv = dvel + jnp.concatenate([jnp.zeros_like(vel[..., :3]), cross(vel[..., :3], vel[..., 3:])], -1)
+    return PoseJet(g[..., :3, :3], g[..., :3, 3], gen, curv)

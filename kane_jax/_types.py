@@ -1,6 +1,6 @@
 """Shape-annotated array aliases used across kane_jax (jaxtyping)."""
 
-from jaxtyping import Array, ArrayLike, Float
+from jaxtyping import Array, ArrayLike, Float, Int
 
 Scalar = Float[Array, ""]
 Vec3 = Float[Array, "3"]
@@ -11,4 +11,4 @@ Config = Float[Array, " nq"]
 Points = Float[Array, "K d"]
 Weights = Float[Array, " K"]
 
-__all__ = ["Array", "ArrayLike", "Float", "Scalar", "Vec3", "Vec6", "Mat3", "Pose", "Config", "Points", "Weights"]
+__all__ = ["Array", "ArrayLike", "Float", "Int", "Scalar", "Vec3", "Vec6", "Mat3", "Pose", "Config", "Points", "Weights"]

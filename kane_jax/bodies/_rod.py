@@ -20,7 +20,9 @@ import numpy as np
 from .. import _checks
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ._base import AbstractLinearElastic, AbstractSoftBody
-from ._moments import ElementRule, section_rule
+from .._jets import PoseJet, exp_jet
+from ..lie import se3_exp
+from ._moments import ElementRule, Elements, elements_from_pose_jets, section_rule
 from .quadrature import disk_rule, gauss_legendre
 
 STRAIN_NAMES = ("twist", "bend_y", "bend_z", "stretch", "shear_y", "shear_z")
@@ -169,3 +171,37 @@ class AbstractRod(AbstractLinearElastic, AbstractSoftBody):
 def frames_at(rod: AbstractRod, q: Config, sigmas: Array) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"]]:
     """:meth:`AbstractRod.frame` at several arc lengths (one vmap)."""
     return jax.vmap(lambda x: rod.frame(q, x))(sigmas.astype(q.dtype))
+
+
+class AbstractExponentialRod(AbstractRod):
+    """A rod of constant strain: ``g(σ) = exp(σ Ω(q))`` with the arc twist ``Ω`` affine in ``q``.
+
+    Constant-curvature segments (planar, spatial, Godage's section) and one-piece PCS Cosserat rods.
+    The frames and their jets have closed forms (:func:`~kane_jax._jets.exp_jet`): seen from the
+    distal frame the section at ``σ`` is ``exp(−(1 − σ) Ω)``, whose generators are the right Jacobian
+    applied to ``−(1 − σ) ∂Ω/∂q`` — five section jets per rod instead of one autodiff jet per point.
+    Subclasses implement :meth:`arc_twist`.
+    """
+
+    @abc.abstractmethod
+    def arc_twist(self, q: Config) -> Float[Array, " 6"]:
+        """``Ω(q) = (ω, v)``: the backbone twist over the whole rod (``g(1) = exp(Ω)``), affine in ``q``."""
+
+    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
+        g = se3_exp(sigma * self.arc_twist(q))
+        return g[:3, :3], g[:3, 3]
+
+    def tip(self, q: Config) -> Pose:
+        return se3_exp(self.arc_twist(q))
+
+    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
+        omega = self.arc_twist(q)
+        g = se3_exp(self.arc_nodes().astype(omega.dtype)[:, None] * omega[None])
+        return g[:, :3, :3], g[:, :3, 3], se3_exp(omega)
+
+    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+        omega = self.arc_twist(q)
+        d_omega = jax.jacfwd(self.arc_twist)(q).T  # (n, 6), constant: Ω is affine
+        back = (1 - self.arc_nodes().astype(omega.dtype))[:, None]
+        sections = exp_jet(-back * omega[None], -back[:, :, None] * d_omega[None], qd)
+        return exp_jet(omega, d_omega, qd), elements_from_pose_jets(sections, qd)

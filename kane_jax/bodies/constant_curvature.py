@@ -11,13 +11,11 @@ import jax.numpy as jnp
 from .. import _checks
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import make_pose, one_minus_cos_over_x, sin_over_x
-from .._jets import PoseJet
-from ._moments import Elements, distal_section_jets
-from ._rod import AbstractRod, frames_at
+from ._rod import AbstractExponentialRod
 from .quadrature import rod_rule
 
 
-class PlanarConstantCurvature(AbstractRod):
+class PlanarConstantCurvature(AbstractExponentialRod):
     """Planar CC segment bending in the x–y plane of its proximal frame.
 
     Coordinates: ``q = [θ]`` or, with ``elongation=True``, ``q = [θ, δ]``: ``θ`` [rad] is the total
@@ -80,21 +78,7 @@ class PlanarConstantCurvature(AbstractRod):
         ell = self.length * (1 + q[1]) if self.elongation else self.length
         return theta, ell
 
-    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
+    def arc_twist(self, q: Config) -> Float[Array, " 6"]:
         theta, ell = self._arc(q)
-        phi = theta * sigma
-        c, s = jnp.cos(phi), jnp.sin(phi)
-        z, o = jnp.zeros_like(phi), jnp.ones_like(phi)
-        rot = jnp.stack([jnp.stack([c, -s, z]), jnp.stack([s, c, z]), jnp.stack([z, z, o])])
-        trans = jnp.stack([ell * sigma * sin_over_x(phi), ell * sigma * one_minus_cos_over_x(phi), z])
-        return rot, trans
-
-    def tip(self, q: Config) -> Pose:
-        return make_pose(*self.frame(q, jnp.ones((), dtype=q.dtype)))
-
-    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
-        rots, origins = frames_at(self, q, self.arc_nodes())
-        return rots, origins, self.tip(q)
-
-    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
-        return distal_section_jets(self.frames_and_tip, q, qd)
+        z = jnp.zeros_like(theta)
+        return jnp.stack([z, z, theta, ell + z, z, z])

@@ -35,6 +35,7 @@ from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_propertie
     _C1,
     _C2,
     STRAIN_NAMES,
+    AbstractExponentialRod,
     AbstractRod,
     _check_order,
     _material,
@@ -49,7 +50,7 @@ from .quadrature import gauss_legendre
 from .strain_bases import AbstractFullBasis, AbstractStrainBasis
 
 
-class CosseratPCS(AbstractRod):
+class CosseratPCS(AbstractExponentialRod):
     """Piecewise Constant Strain Cosserat rod (one piece): strain constant along the rod.
 
     Coordinates ``q`` [1/m for κ, - for v]: the deviations from the rest strain of the *active*
@@ -114,19 +115,8 @@ class CosseratPCS(AbstractRod):
         sel = np.flatnonzero(self.strains)
         return self.rest_strain.astype(jnp.result_type(q, self.rest_strain)).at[sel].add(q)
 
-    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
-        g = se3_exp((sigma * self.length) * self.strain(q))
-        return g[:3, :3], g[:3, 3]
-
-    def tip(self, q: Config) -> Pose:
-        return make_pose(*self.frame(q, jnp.ones((), dtype=q.dtype)))
-
-    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
-        rots, origins = frames_at(self, q, self.arc_nodes())
-        return rots, origins, self.tip(q)
-
-    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
-        return distal_section_jets(self.frames_and_tip, q, qd)
+    def arc_twist(self, q: Config) -> Vec6:
+        return self.length * self.strain(q)
 
 
 class CosseratGVS(AbstractRod):

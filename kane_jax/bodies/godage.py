@@ -25,9 +25,7 @@ import numpy as np
 from .. import _checks
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import make_pose
-from .._jets import PoseJet
-from ._moments import Elements, distal_section_jets
-from ._rod import AbstractRod, frames_at
+from ._rod import AbstractExponentialRod
 from .quadrature import rod_rule
 from .spatial_cc import arc_frame
 
@@ -36,7 +34,7 @@ _S = np.sqrt(3.0) / 3.0  # (2/3)·(√3/2)
 _BEND = np.array([[0.0, _S, -_S], [-2.0 / 3.0, 1.0 / 3.0, 1.0 / 3.0]])  # (2/3)(sin α_j, −cos α_j); θ = _BEND q / r
 
 
-class GodageSection(AbstractRod):
+class GodageSection(AbstractExponentialRod):
     """One variable-length continuum section with three actuators (Godage et al. 2019).
 
     Coordinates ``q = (l₁, l₂, l₃)`` [m]: length changes of the three actuators from their
@@ -100,15 +98,7 @@ class GodageSection(AbstractRod):
         """Current actuator lengths ``L + l_j`` [m] (also the fibre lengths of the arc at the actuators)."""
         return self.length + q
 
-    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
-        return arc_frame(*self.arc_parameters(q), sigma)
-
-    def tip(self, q: Config) -> Pose:
-        return make_pose(*self.frame(q, jnp.ones((), dtype=q.dtype)))
-
-    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
-        rots, origins = frames_at(self, q, self.arc_nodes())
-        return rots, origins, self.tip(q)
-
-    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
-        return distal_section_jets(self.frames_and_tip, q, qd)
+    def arc_twist(self, q: Config) -> Float[Array, " 6"]:
+        theta_y, theta_z, ell = self.arc_parameters(q)
+        z = jnp.zeros_like(theta_y)
+        return jnp.stack([z, theta_y, theta_z, ell + z, z, z])

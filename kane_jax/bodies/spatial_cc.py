@@ -18,9 +18,7 @@ import jax.numpy as jnp
 from .. import _checks
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import make_pose, rotvec_coefficients, skew
-from .._jets import PoseJet
-from ._moments import Elements, distal_section_jets
-from ._rod import AbstractRod, frames_at
+from ._rod import AbstractExponentialRod
 from .quadrature import rod_rule
 
 
@@ -48,7 +46,7 @@ def arc_frame(theta_y: Array, theta_z: Array, ell: Array, sigma: Array) -> tuple
     return rot, trans
 
 
-class SpatialConstantCurvature(AbstractRod):
+class SpatialConstantCurvature(AbstractExponentialRod):
     """Spatial constant-curvature segment (one piece of a PCC arm), with optional elongation.
 
     Coordinates ``q = [θ_y, θ_z, δL]`` (or ``[θ_y, θ_z]`` with ``elongation=False``):
@@ -113,15 +111,7 @@ class SpatialConstantCurvature(AbstractRod):
         ell = self.length + q[2] if self.elongation else self.length + jnp.zeros_like(q[0])
         return q[0], q[1], ell
 
-    def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
-        return arc_frame(*self._params(q), sigma)
-
-    def tip(self, q: Config) -> Pose:
-        return make_pose(*self.frame(q, jnp.ones((), dtype=q.dtype)))
-
-    def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
-        rots, origins = frames_at(self, q, self.arc_nodes())
-        return rots, origins, self.tip(q)
-
-    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
-        return distal_section_jets(self.frames_and_tip, q, qd)
+    def arc_twist(self, q: Config) -> Float[Array, " 6"]:
+        theta_y, theta_z, ell = self._params(q)
+        z = jnp.zeros_like(theta_y)
+        return jnp.stack([z, theta_y, theta_z, ell + z, z, z])

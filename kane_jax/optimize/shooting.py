@@ -19,7 +19,7 @@ from .. import _checks
 from .._types import Array, Config
 from ..algorithms.kinematics import tip_pose
 from ..chain import Chain
-from ..simulation.simulate import Trajectory, simulate
+from ..simulation.simulate import Trajectory, _first_nonfinite, simulate
 from .inputs import InputSequence
 
 
@@ -62,10 +62,11 @@ def rollout(chain: Chain, q0: Config, qd0: Config, inputs: InputSequence, *, sub
 
     init = (q0, qd0.astype(q0.dtype), diffrax.RESULTS.successful)
     (_, _, result), (qs, qds, steps) = jax.lax.scan(interval, init, inputs.values)
-    return Trajectory(jnp.linspace(0.0, inputs.t1, k + 1, dtype=q0.dtype), jnp.concatenate([q0[None], qs]),
-                      jnp.concatenate([qd0[None].astype(q0.dtype), qds]),
+    q_all = jnp.concatenate([q0[None], qs])
+    qd_all = jnp.concatenate([qd0[None].astype(q0.dtype), qds])
+    return Trajectory(jnp.linspace(0.0, inputs.t1, k + 1, dtype=q0.dtype), q_all, qd_all,
                       jnp.concatenate([inputs.values, inputs.values[-1:]]).astype(q0.dtype), result,
-                      {"num_steps": jnp.sum(steps)})
+                      {"num_steps": jnp.sum(steps)}, _first_nonfinite(q_all, qd_all))
 
 
 def tip_reaching_cost(chain: Chain, target, *, effort: float = 1e-3, velocity: float = 1e-2) -> Callable:

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._types import Array, Config, Float
+from .._types import Array, Config, Float, Int
 from .._modules import chain_vector
 from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel, solve_mass
 from ..algorithms._terms import internal_forces
@@ -44,8 +44,11 @@ class Trajectory(eqx.Module):
         q, qd: ``(T, nq)`` configuration and velocity at ``ts``.
         u: ``(T, m)`` the control input at ``ts`` (``m = chain.nu``, or ``nq`` for a chain
             without actuators driven by generalized forces; ``m = 0`` with no control).
-        result: diffrax's ``RESULTS`` item (``diffrax.RESULTS.successful`` when the solve worked).
+        result: diffrax's ``RESULTS`` item (``diffrax.RESULTS.successful`` when the solver finished).
         stats: diffrax's statistics (``num_steps``, ``num_accepted_steps``, ``num_rejected_steps``, …).
+        nonfinite_at: index into ``ts`` of the first saved state with a NaN or infinite entry, −1
+            when every saved state is finite (a non-finite state stays non-finite, so with fixed
+            steps this catches a blow-up that the solver itself does not report).
     """
 
     ts: Float[Array, " T"]
@@ -54,16 +57,52 @@ class Trajectory(eqx.Module):
     u: Float[Array, "T m"]
     result: Any
     stats: dict
+    nonfinite_at: Int[Array, ""] | int = -1
 
     @property
     def success(self) -> Array:
-        """Boolean array: True where the solve finished successfully."""
-        return self.result == diffrax.RESULTS.successful
+        """Boolean array: True where the solver finished and every saved state is finite."""
+        return (self.result == diffrax.RESULTS.successful) & (self.nonfinite_at < 0)
 
     @property
     def message(self) -> str:
-        """diffrax's message for :attr:`result` (concrete, unbatched trajectories only)."""
-        return diffrax.RESULTS[self.result] or "successful"
+        """What went wrong, or ``"successful"`` (concrete, unbatched trajectories only).
+
+        A non-finite state is reported with the save interval where it appeared and the coordinates
+        (of ``q`` and ``q̇``) that are not finite there.
+        """
+        solver = diffrax.RESULTS[self.result]
+        k = int(self.nonfinite_at)
+        if k < 0:
+            return solver or "successful"
+        bad_q = np.flatnonzero(~np.isfinite(np.asarray(self.q[k]))).tolist()
+        bad_qd = np.flatnonzero(~np.isfinite(np.asarray(self.qd[k]))).tolist()
+        since = f"after t = {float(self.ts[k - 1]):.6g} s and " if k > 0 else ""
+        text = (f"the state became non-finite {since}by t = {float(self.ts[k]):.6g} s (save index {k}); "
+                f"non-finite coordinates: q{bad_q}, qd{bad_qd}")
+        return f"{solver}; {text}" if solver else text
+
+
+def _first_nonfinite(q: Array, qd: Array) -> Array:
+    bad = ~(jnp.all(jnp.isfinite(q), axis=-1) & jnp.all(jnp.isfinite(qd), axis=-1))
+    return jnp.where(jnp.any(bad), jnp.argmax(bad), -1)
+
+
+def _raise_on_failure(traj: Trajectory) -> Trajectory:
+    """``throw=True``: a detailed error for a concrete trajectory, ``eqx.error_if`` under a trace."""
+    if isinstance(traj.q, jax.core.Tracer):
+        q = eqx.error_if(traj.q, traj.nonfinite_at >= 0,
+                         "simulate: the state became non-finite (NaN or inf); run with throw=False and read "
+                         "Trajectory.message / nonfinite_at for when and which coordinates.")
+        return eqx.tree_at(lambda t: t.q, traj, q)
+    if int(traj.nonfinite_at) >= 0:
+        raise SimulationError(f"simulate failed: {traj.message}. Smaller steps (dt0), adaptive steps or a stiff "
+                              "solver may help; with throw=False the trajectory is returned with `success` False.")
+    return traj
+
+
+class SimulationError(RuntimeError):
+    """A simulation failed (raised by :func:`simulate` with ``throw=True``)."""
 
 
 # --- vector fields -------------------------------------------------------------------------------
@@ -118,7 +157,7 @@ def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max
         stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=throw, progress_meter=meter)
     q, qd = sol.ys
     u = jax.vmap(law)(sol.ts, q, qd)
-    return Trajectory(sol.ts, q, qd, u, sol.result, sol.stats)
+    return Trajectory(sol.ts, q, qd, u, sol.result, sol.stats, _first_nonfinite(q, qd))
 
 
 def _solver(solver) -> diffrax.AbstractSolver:
@@ -171,9 +210,11 @@ def simulate(
         max_steps: step budget; exceeding it is a failure (see ``throw``).
         adjoint: a diffrax adjoint, default ``RecursiveCheckpointAdjoint()``.
         progress: show diffrax's progress meter (tqdm when installed, else text).
-        throw: True raises on solver failure (max steps; step size below 1e-13 of the horizon,
-            which is what non-finite states cause); False returns the trajectory with ``result``
-            set — check ``traj.success``.
+        throw: True raises on failure: the solver's (max steps; an adaptive step below 1e-13 of the
+            horizon, which is what non-finite states cause) and a non-finite saved state (fixed
+            steps): :class:`SimulationError` naming the time and coordinates (under ``jit``/``vmap``
+            an ``equinox`` runtime error). False returns the trajectory with ``result`` and
+            ``nonfinite_at`` set — check ``traj.success`` and ``traj.message``.
         jump_ts: times where ``control`` jumps or kinks (adaptive steps end exactly there instead of
             being rejected across them); default ``control.jump_times`` when the control has it
             (:class:`~kane_jax.optimize.InputSequence`: its interior knots). With jumps the
@@ -185,7 +226,9 @@ def simulate(
     Raises:
         ValueError: states of the wrong shape, a constant ``control`` of the wrong size, bad times.
         TypeError: unknown ``solver`` or a control callable of the wrong arity.
-        equinox.EquinoxRuntimeError: (with ``throw=True``) when the solve fails.
+        SimulationError: (with ``throw=True``) a saved state is not finite.
+        equinox.EquinoxRuntimeError: (with ``throw=True``) the solver fails, or a state is not finite
+            under a trace.
     """
     q0 = chain.check_state(q0, "q0")
     qd0 = chain.check_state(qd0, "qd0")
@@ -239,5 +282,6 @@ def simulate(
     dt0_ = None if dt0 is None else jnp.asarray(dt0, dtype=dtype)
     jump_ts = getattr(control, "jump_times", None) if jump_ts is None else jump_ts
     jumps = None if jump_ts is None or not adaptive else jnp.asarray(jump_ts, dtype=dtype).reshape(-1)
-    return _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), bool(throw),
+    traj = _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), bool(throw),
                   meter, jumps)
+    return _raise_on_failure(traj) if throw else traj

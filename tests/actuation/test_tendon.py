@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import kane_jax as kj
-from kane_jax.actuation import work_coordinates
+from kane_jax.algorithms.actuation import work_coordinates
 from kane_jax.bodies import lvp_primitives as P
 from kane_jax.bodies.lvp import LVPBody
 from kane_jax.bodies.variable_radius import VariableRadiusPCC

@@ -8,7 +8,8 @@ from soft_checks import check_against_el, check_geometry_smooth_at, check_smooth
 
 import kane_jax as kj
 from kane_jax.actuation.godage import GodagePressureActuator
-from kane_jax.bodies.godage import ACTUATOR_ANGLES, GodageSection, godage_arm
+from kane_jax.bodies.godage import ACTUATOR_ANGLES, GodageSection
+from kane_jax.models.godage import godage_arm
 
 SMALL = dict(order=2, n_radial=1, n_angular=3)
 

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import kane_jax as kj
-from kane_jax._math import make_pose
+from kane_jax.lie import make_pose
 from kane_jax.simulation.view import _frame_indices
 
 L_LINK, COM, L_SOFT = 0.3, (0.15, 0.02, 0.0), 0.25
