@@ -39,6 +39,7 @@ from .algorithms.time_derivatives import inverse_dynamics_derivatives as inverse
 from .algorithms.time_derivatives import mass_matrix_derivatives as mass_matrix_derivatives
 from .batch import batch_mesh as batch_mesh
 from .batch import batch_simulate as batch_simulate
+from .compilation_cache import enable_compilation_cache as enable_compilation_cache
 from .bodies import AbstractBody as AbstractBody
 from .bodies import AbstractSoftBody as AbstractSoftBody
 from .bodies import Body as Body

@@ -6,7 +6,9 @@ runs one. With ``--html`` both also write an interactive 3-D view of the simulat
 (:func:`kane_jax.view`) to ``OUT/view.html``, a standalone page that works offline. The command
 is an application, so it (not the library) enables float64 and, unless the user set ``XLA_FLAGS``,
 XLA:CPU's classic fusion (``--xla_cpu_use_fusion_emitters=false``), which compiles and runs this
-kind of small 3-vector code faster (DESIGN §3.5).
+kind of small 3-vector code faster (DESIGN §3.5). It also turns on JAX's persistent compilation
+cache in ``$KANE_JAX_CACHE_DIR`` (default a per-user cache folder; ``--no-cache`` turns it off), so
+a second run loads its programs instead of compiling them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import time
 DEFAULT_OUT = "kane_jax_out"
 PAGE = ('<!doctype html>\n<html>\n<head><meta charset="utf-8"><title>kane-jax: {title}</title>\n'
         "<style>html, body {{margin: 0; height: 100%;}}</style></head>\n<body>{div}</body>\n</html>\n")
+CACHE_HELP = "do not use the persistent compilation cache ($KANE_JAX_CACHE_DIR, default a per-user cache folder)"
 HTML_HELP = ("also write an interactive 3-D view of the motion (rotate, scrub, play; works offline) to "
              "OUT/view.html (view_2.html, ... when the scenario simulates several motions)")
 
@@ -35,21 +38,30 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--t1", type=float, default=None, help="simulated time [s] (default 3)")
     d.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default ./{DEFAULT_OUT})")
     d.add_argument("--html", action="store_true", help=HTML_HELP)
+    d.add_argument("--no-cache", action="store_true", help=CACHE_HELP)
     sub.add_parser("list", help="list the scenarios")
     r = sub.add_parser("run", help="run one scenario by name")
     r.add_argument("name", help="scenario name: " + ", ".join(SCENARIOS))
     r.add_argument("--t1", type=float, default=None, help="final time [s] (default: the paper's)")
     r.add_argument("--out", default=None, help=f"output folder (default ./{DEFAULT_OUT}/NAME)")
     r.add_argument("--html", action="store_true", help=HTML_HELP)
+    r.add_argument("--no-cache", action="store_true", help=CACHE_HELP)
     return p
 
 
-def _setup_jax() -> None:
+def _setup_jax(cache: bool = True) -> None:
     if "XLA_FLAGS" not in os.environ:
         os.environ["XLA_FLAGS"] = "--xla_cpu_use_fusion_emitters=false"
     import jax
 
     jax.config.update("jax_enable_x64", True)
+    if cache:
+        from .compilation_cache import enable_compilation_cache
+
+        try:
+            print(f"kane-jax: compilation cache: {enable_compilation_cache()}", flush=True)
+        except (OSError, ValueError) as err:  # an unwritable cache folder must not stop the run
+            print(f"kane-jax: warning: compilation cache off: {err}", file=sys.stderr)
 
 
 def _write_views(name: str, recorded: list, out_dir: str) -> int:
@@ -72,7 +84,7 @@ def _write_views(name: str, recorded: list, out_dir: str) -> int:
     return 0
 
 
-def _run(name: str, t1, out, parser, html: bool = False) -> int:
+def _run(name: str, t1, out, parser, html: bool = False, cache: bool = True) -> int:
     from . import scenarios
     from .scenarios._common import recording, report
 
@@ -85,7 +97,7 @@ def _run(name: str, t1, out, parser, html: bool = False) -> int:
     except ImportError as err:
         print(f"kane-jax: error: scenario {name!r} is not available: {err}", file=sys.stderr)
         return 2
-    _setup_jax()
+    _setup_jax(cache)
     out_dir = out if out is not None else os.path.join(DEFAULT_OUT, name)
     print(f"kane-jax: running {name}: {scenarios.SCENARIOS[name][1]}", flush=True)
     start = time.perf_counter()
@@ -112,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name:<{width}}  {desc}" + ("  [not available yet]" if missing else ""))
         return 0
     if args.command == "demo":
-        return _run("demo", args.t1, args.out, parser, args.html)
-    return _run(args.name, args.t1, args.out, parser, args.html)
+        return _run("demo", args.t1, args.out, parser, args.html, not args.no_cache)
+    return _run(args.name, args.t1, args.out, parser, args.html, not args.no_cache)
 
 
 if __name__ == "__main__":

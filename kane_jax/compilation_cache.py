@@ -1,0 +1,64 @@
+"""JAX's persistent compilation cache for applications built on kane_jax (the ``kane-jax`` command,
+the notebooks, user scripts).
+
+The library never changes JAX's global configuration on import; an application calls
+:func:`enable_compilation_cache` once, before its first compile, and every later run of the same
+program (same JAX/XLA version, flags, shapes and dtypes) loads its executables from disk instead of
+compiling them again. Physical parameters are array leaves, so new parameter values hit the cache.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ENV_VAR = "KANE_JAX_CACHE_DIR"
+
+
+def default_cache_dir() -> Path:
+    """The per-user cache folder: ``$KANE_JAX_CACHE_DIR`` if set, else the platform's cache folder.
+
+    Returns:
+        ``$KANE_JAX_CACHE_DIR``; otherwise ``$XDG_CACHE_HOME/kane_jax/jax`` (``~/.cache`` when
+        unset) on Linux, ``~/Library/Caches/kane_jax/jax`` on macOS and
+        ``%LOCALAPPDATA%\\kane_jax\\jax`` on Windows.
+    """
+    env = os.environ.get(ENV_VAR)
+    if env:
+        return Path(env).expanduser()
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    elif os.name == "nt":
+        base = Path(os.environ.get("LOCALAPPDATA", Path.home() / "AppData" / "Local"))
+    else:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "kane_jax" / "jax"
+
+
+def enable_compilation_cache(path: str | os.PathLike | None = None, *, min_compile_time_s: float = 0.5) -> Path:
+    """Turn on JAX's persistent compilation cache (changes JAX's global configuration).
+
+    Arguments:
+        path: the cache folder, created if missing (default :func:`default_cache_dir`).
+        min_compile_time_s: only programs that took at least this long to compile are written
+            (small programs compile faster than they load).
+
+    Returns:
+        The cache folder in use.
+
+    Raises:
+        ValueError: if ``min_compile_time_s`` is negative or ``path`` exists and is not a folder.
+    """
+    if not min_compile_time_s >= 0:
+        raise ValueError(f"min_compile_time_s: expected a non-negative number of seconds, got {min_compile_time_s!r}")
+    folder = Path(path).expanduser() if path is not None else default_cache_dir()
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"path: expected a folder for the compilation cache, got the file {str(folder)!r}")
+    folder.mkdir(parents=True, exist_ok=True)
+    import jax
+
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", float(min_compile_time_s))
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return folder
