@@ -19,9 +19,10 @@ import platform
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FUSION_FLAG = "--xla_cpu_use_fusion_emitters=false"

@@ -24,11 +24,11 @@ NAME = "bench_gpu"
 def main(argv=None) -> int:
     args = C.parse_args(NAME, argv)
     jax = C.setup_jax()
+    import _arms
+    import _chains
     import jax.numpy as jnp
     import numpy as np
 
-    import _arms
-    import _chains
     import kane_jax as kj
 
     quick = args.quick

@@ -25,11 +25,11 @@ NAME = "bench_recursive_vs_el"
 
 def main(argv=None) -> int:
     args = C.parse_args(NAME, argv, extra=lambda p: p.add_argument("--max-n", type=int, default=32))
-    jax = C.setup_jax()
-    import numpy as np
-
+    C.setup_jax()
     import _chains
     import el_reference as el
+    import numpy as np
+
     import kane_jax as kj
 
     sizes = [1] if args.quick else [n for n in (1, 2, 4, 8, 16, 32) if n <= args.max_n]

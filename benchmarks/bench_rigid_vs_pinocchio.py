@@ -28,11 +28,11 @@ NAME = "bench_rigid_vs_pinocchio"
 def main(argv=None) -> int:
     args = C.parse_args(NAME, argv)
     jax = C.setup_jax()
+    import _arms
     import equinox as eqx
     import jax.numpy as jnp
     import numpy as np
 
-    import _arms
     import kane_jax as kj
 
     try:

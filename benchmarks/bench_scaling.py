@@ -32,11 +32,11 @@ def main(argv=None) -> int:
         p.add_argument("--el-sizes", default=None, help="N for the EL comparison (default 2,4,8; '' for none)")
 
     args = C.parse_args(NAME, argv, extra=extra)
-    jax = C.setup_jax()
-    import numpy as np
-
+    C.setup_jax()
     import _chains
     import el_reference as el
+    import numpy as np
+
     import kane_jax as kj
 
     quick = args.quick

@@ -51,9 +51,9 @@ def main(argv=None):
     import optax
 
     import kane_jax as kj
-    from kane_jax.lie import make_pose
     from kane_jax.batch import batch_simulate
     from kane_jax.identification import Samples, id_residual_loss, simulation_loss
+    from kane_jax.lie import make_pose
     from kane_jax.optimize import InputSequence, rollout, tip_reaching_cost
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))

@@ -7,10 +7,15 @@ Pinocchio's C++ ``rneaInParallel``/``abaInParallel`` with one thread. 9 rounds; 
 
 Run: ``python benchmarks/cputime_rigid_vs_pinocchio.py``.
 """
-import sys, time; sys.path[:0] = [str(__import__('pathlib').Path(__file__).resolve().parent), str(__import__('pathlib').Path(__file__).resolve().parents[1])]
+import sys; import time; sys.path[:0] = [str(__import__('pathlib').Path(__file__).resolve().parent), str(__import__('pathlib').Path(__file__).resolve().parents[1])]
 import jax; jax.config.update("jax_enable_x64", True)
-import numpy as np, jax.numpy as jnp, pinocchio as pin
-import _arms, kane_jax as kj, _common as C
+import _arms
+import _common as C
+import numpy as np
+import pinocchio as pin
+
+import kane_jax as kj
+
 links = _arms.iiwa_like(); ch = _arms.kane_chain(links); pm = _arms.pinocchio_model(links); pool = pin.ModelPool(pm, 1)
 B = 1024; rng = np.random.default_rng(0); Q, V, A = rng.uniform(-1, 1, (3, B, 7))
 fid, p = C.jit_model(jax.vmap(lambda c, q, v, a: kj.inverse_dynamics(c, q, v, a), in_axes=(None,0,0,0)), ch)
@@ -21,7 +26,7 @@ fns = {"kane ID": lambda: cid(p, Q, V, A).block_until_ready(), "pin rnea": lambd
        "kane FD": lambda: cfd(p, Q, V, A).block_until_ready(), "pin aba": lambda: pin.abaInParallel(1, pool, QT, VT, AT, out)}
 res = {k: [] for k in fns}
 for f in fns.values(): f(); f()
-for r in range(9):
+for _r in range(9):
     for k, f in fns.items():
         n = 20 if "kane" in k else 100
         c0 = time.process_time(); w0 = time.perf_counter()

@@ -39,7 +39,6 @@ from .algorithms.time_derivatives import inverse_dynamics_derivatives as inverse
 from .algorithms.time_derivatives import mass_matrix_derivatives as mass_matrix_derivatives
 from .batch import batch_mesh as batch_mesh
 from .batch import batch_simulate as batch_simulate
-from .compilation_cache import enable_compilation_cache as enable_compilation_cache
 from .bodies import AbstractBody as AbstractBody
 from .bodies import AbstractSoftBody as AbstractSoftBody
 from .bodies import Body as Body
@@ -64,6 +63,7 @@ from .bodies import SpatialConstantCurvature as SpatialConstantCurvature
 from .bodies import VariableRadiusPCC as VariableRadiusPCC
 from .bodies import frame_from_points as frame_from_points
 from .chain import Chain as Chain
+from .compilation_cache import enable_compilation_cache as enable_compilation_cache
 from .joints import AbstractJoint as AbstractJoint
 from .joints import Fixed as Fixed
 from .joints import Free as Free
@@ -92,7 +92,8 @@ from .statics import static_residual as static_residual
 __version__ = "0.1.0"
 
 __all__ = [
-    "Trajectory", "SimulationError", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic", "view",
+    "Trajectory", "SimulationError", "simulate", "plotting", "animate", "plot_configuration", "plot_stroboscopic",
+    "view",
     "control", "identification", "lie", "optimize", "batch_mesh", "batch_simulate", "Equilibrium", "HoldingInput",
     "equilibrium", "holding_input", "static_residual",
     "LVPBody", "LinearElastic", "NeoHookean", "PneumaticChambers", "Tendon", "VariableRadiusPCC",

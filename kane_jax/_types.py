@@ -11,4 +11,5 @@ Config = Float[Array, " nq"]
 Points = Float[Array, "K d"]
 Weights = Float[Array, " K"]
 
-__all__ = ["Array", "ArrayLike", "Float", "Int", "Scalar", "Vec3", "Vec6", "Mat3", "Pose", "Config", "Points", "Weights"]
+__all__ = ["Array", "ArrayLike", "Float", "Int", "Scalar", "Vec3", "Vec6", "Mat3", "Pose", "Config", "Points",
+           "Weights"]

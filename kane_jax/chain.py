@@ -9,19 +9,18 @@ group, so tracing and compiling do not grow with the number of modules.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Sequence
+from typing import Any
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from . import _checks
 from ._modules import group_by_structure, stack
 from ._types import Array, Vec3
+from .actuation._base import AbstractActuator
 from .bodies._base import AbstractBody
 from .joints import AbstractJoint
-from .actuation._base import AbstractActuator
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -81,7 +80,8 @@ class Chain(eqx.Module):
         try:
             modules = list(modules)
         except TypeError:
-            raise TypeError(f"`modules` must be a sequence of (joint, body) pairs, got {type(modules).__name__}.") from None
+            raise TypeError("`modules` must be a sequence of (joint, body) pairs, "
+                            f"got {type(modules).__name__}.") from None
         if not modules:
             raise ValueError("`modules` must contain at least one (joint, body) pair, got an empty sequence.")
         for i, m in enumerate(modules):

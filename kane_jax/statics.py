@@ -21,8 +21,8 @@ import optimistix as optx
 
 from . import _checks
 from ._types import Array, Config, Float, Vec3
-from .algorithms.actuation import generalized_input, input_matrix
 from .algorithms._recursion import inverse_dynamics_kernel, tip_wrench
+from .algorithms.actuation import generalized_input, input_matrix
 from .algorithms.inverse_dynamics import check_gravity
 from .chain import Chain
 

@@ -1,6 +1,5 @@
 """The notebooks run top to bottom (shortened with KANE_JAX_QUICK=1) and print sane numbers."""
 
-import os
 from pathlib import Path
 
 import pytest

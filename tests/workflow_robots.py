@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import jax.numpy as jnp
-import numpy as np
 
 import kane_jax as kj
 from kane_jax.lie import make_pose

@@ -6,7 +6,8 @@ A chamber at gauge pressure ``p`` does virtual work ``p δV`` on the body, so wi
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Union
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -40,14 +41,15 @@ class PneumaticChambers(AbstractActuator):
     """
 
     module: int = eqx.field(static=True)
-    volume: Union[None, str, Callable] = eqx.field(static=True)
+    volume: None | str | Callable = eqx.field(static=True)
     nu: int = eqx.field(static=True)
 
     def __init__(self, module: int, n_chambers: int = 2, *, volume=None):
         _checks.count(module, "module", minimum=0)
         _checks.count(n_chambers, "n_chambers")
         if volume is not None and not isinstance(volume, str) and not callable(volume):
-            raise TypeError(f"`volume` must be None, a method name or a callable (body, q) -> V, got {type(volume).__name__}.")
+            raise TypeError("`volume` must be None, a method name or a callable (body, q) -> V, "
+                            f"got {type(volume).__name__}.")
         self.module, self.nu, self.volume = int(module), int(n_chambers), volume
 
     def volumes(self, chain: Chain, q: Config) -> Float[Array, " nu"]:

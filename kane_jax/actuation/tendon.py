@@ -9,7 +9,8 @@ Renda et al. 2022, as used in paper ``003_…`` Sim. 1).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Sequence, Union
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import equinox as eqx
 import jax
@@ -25,7 +26,7 @@ from ._base import AbstractActuator
 if TYPE_CHECKING:
     from ..chain import Chain
 
-Offset = Union[Callable, tuple]
+Offset = Callable | tuple
 
 
 def _safe_norm(v: Array) -> Array:
@@ -90,7 +91,8 @@ class Tendon(AbstractActuator):
                 try:
                     arr = jnp.asarray(o, dtype=float)
                 except (TypeError, ValueError):
-                    raise TypeError(f"`offsets[{j}]` must be a (y, z) pair or a callable, got {type(o).__name__}.") from None
+                    raise TypeError(f"`offsets[{j}]` must be a (y, z) pair or a callable, "
+                                    f"got {type(o).__name__}.") from None
                 if arr.shape != (2,):
                     raise ValueError(f"`offsets[{j}]` must be a (y, z) pair, got shape {arr.shape}.")
                 fns.append(None)
@@ -116,7 +118,8 @@ class Tendon(AbstractActuator):
         for j, i in enumerate(self.modules):
             joint, body = chain.module(i)
             if not isinstance(body, AbstractSoftBody):
-                raise ValueError(f"Tendon routed through module {i}, whose body {type(body).__name__} is not a soft body.")
+                raise ValueError(f"Tendon routed through module {i}, whose body {type(body).__name__} "
+                                 "is not a soft body.")
             qi = q[chain.coordinate_slice(i)]
             qj, qb = qi[: joint.nq], qi[joint.nq:]
             if j > 0:

@@ -18,10 +18,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._types import Array, Config, Float, Mat3, Pose, Vec3
-from ._base import AbstractLinearElastic, AbstractSoftBody
 from .._jets import PoseJet, exp_jet
+from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import se3_exp
+from ._base import AbstractLinearElastic, AbstractSoftBody
 from ._moments import ElementRule, Elements, elements_from_pose_jets, section_rule
 from .quadrature import disk_rule, gauss_legendre
 

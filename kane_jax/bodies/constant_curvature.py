@@ -9,8 +9,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .. import _checks
-from .._types import Array, Config, Float, Mat3, Pose, Vec3
-from ..lie import make_pose, one_minus_cos_over_x, sin_over_x
+from .._types import Array, Config, Float
 from ._rod import AbstractExponentialRod
 from .quadrature import rod_rule
 

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._jets import PoseJet
 from .._types import Array, Config, Float, Mat3, Pose, Vec3, Vec6
-from ..lie import make_pose, se3_bracket, se3_exp
+from ..lie import se3_bracket, se3_exp
 from ._moments import Elements, distal_section_jets
 from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_properties: public here too)
     _C1,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from ..lie import make_pose
 from .._types import Pose, Vec3
+from ..lie import make_pose
 
 
 def frame_from_points(p0: Vec3, p1: Vec3, p2: Vec3) -> Pose:

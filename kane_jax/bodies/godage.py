@@ -23,11 +23,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._types import Array, Config, Float, Mat3, Pose, Vec3
-from ..lie import make_pose
+from .._types import Array, Config, Float
 from ._rod import AbstractExponentialRod
 from .quadrature import rod_rule
-from .spatial_cc import arc_frame
 
 ACTUATOR_ANGLES = tuple(2 * np.pi * j / 3 for j in range(3))  # α_j, from +y towards +z
 _S = np.sqrt(3.0) / 3.0  # (2/3)·(√3/2)

@@ -9,7 +9,7 @@ Neo-Hookean stress (§6.2) by volumetric quadrature.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import equinox as eqx
 import jax
@@ -19,7 +19,7 @@ import numpy as np
 from .. import _checks
 from .._types import Array, Config, Float, Pose, Vec3
 from . import materials as mat
-from ._base import AbstractPointBody, mapped_points
+from ._base import AbstractPointBody
 from .frames import frame_from_points
 from .lvp_primitives import AbstractPrimitive
 from .quadrature import gauss_legendre
@@ -99,7 +99,8 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
             raise ValueError(f"`primitives` must be a non-empty list of LVP primitives, got {primitives!r}.")
         for i, p in enumerate(prims):
             if not isinstance(p, AbstractPrimitive):
-                raise TypeError(f"`primitives[{i}]` must be an LVP primitive (Stretch, Bend, ...), got {type(p).__name__}.")
+                raise TypeError(f"`primitives[{i}]` must be an LVP primitive (Stretch, Bend, ...), "
+                                f"got {type(p).__name__}.")
         names = ("length", "radius", "density")
         vals = [_checks.as_float_array(v, n, ()) for v, n in zip((length, radius, density), names)]
         for v, n in zip(vals, names):

@@ -33,7 +33,7 @@ Primitives (field, map, why ``det = 1``):
 from __future__ import annotations
 
 import abc
-from typing import Callable, Optional
+from collections.abc import Callable
 
 import equinox as eqx
 import jax
@@ -61,7 +61,7 @@ class AbstractPrimitive(eqx.Module):
     """A volume-preserving map of space parametrized by ``n_modes`` amplitudes."""
 
     n_modes: eqx.AbstractVar[int]
-    modes: eqx.AbstractVar[Optional[Callable]]
+    modes: eqx.AbstractVar[Callable | None]
 
     def default_modes(self, sigma: Array) -> Array:
         """Default mode functions ``φ_k(σ) = σ^k``, ``k = 1..n``."""
@@ -85,7 +85,7 @@ class Stretch(AbstractPrimitive):
     """Stretch/compression: ``x' = x + L f(σ)``, sections scaled by ``(1 + df/dσ)^{-½}``."""
 
     n_modes: int = eqx.field(static=True)
-    modes: Optional[Callable] = eqx.field(static=True)
+    modes: Callable | None = eqx.field(static=True)
 
     def __init__(self, n_modes: int = 1, modes=None):
         self.modes = _check_modes(modes, n_modes, "Stretch")
@@ -102,7 +102,7 @@ class Bend(AbstractPrimitive):
     """Planar bending in the x–``plane`` plane, tangent angle ``θ(σ) = f(σ)`` (see module doc)."""
 
     n_modes: int = eqx.field(static=True)
-    modes: Optional[Callable] = eqx.field(static=True)
+    modes: Callable | None = eqx.field(static=True)
     plane: str = eqx.field(static=True)
     n_backbone: int = eqx.field(static=True)
 
@@ -141,7 +141,7 @@ class Twist(AbstractPrimitive):
     """Twist about the backbone: the section at ``σ`` rotates by ``ψ(σ) = f(σ)`` [rad]."""
 
     n_modes: int = eqx.field(static=True)
-    modes: Optional[Callable] = eqx.field(static=True)
+    modes: Callable | None = eqx.field(static=True)
 
     def __init__(self, n_modes: int = 1, modes=None):
         self.modes = _check_modes(modes, n_modes, "Twist")
@@ -157,7 +157,7 @@ class Shear(AbstractPrimitive):
     """Transverse shear: sections translate by ``v(σ) = L f(σ)`` along ``direction`` (y or z)."""
 
     n_modes: int = eqx.field(static=True)
-    modes: Optional[Callable] = eqx.field(static=True)
+    modes: Callable | None = eqx.field(static=True)
     direction: str = eqx.field(static=True)
 
     def __init__(self, direction: str = "y", n_modes: int = 1, modes=None):
@@ -178,7 +178,7 @@ class Cavity(AbstractPrimitive):
     """
 
     n_modes: int = eqx.field(static=True)
-    modes: Optional[Callable] = eqx.field(static=True)
+    modes: Callable | None = eqx.field(static=True)
 
     def __init__(self, n_modes: int = 1, modes=None):
         self.modes = _check_modes(modes, n_modes, "Cavity")

@@ -165,7 +165,8 @@ class NeoHookean(AbstractMaterial):
 # --- quadrature over a body --------------------------------------------------------------------
 
 
-def deformation_gradients(position, q: Config, points: Float[Array, "K 3"], ref_inverse: Array) -> Float[Array, "K 3 3"]:
+def deformation_gradients(position, q: Config, points: Float[Array, "K 3"],
+                          ref_inverse: Array) -> Float[Array, "K 3 3"]:
     """``F_k = (∂g/∂s)(q, s_k) · (∂g₀/∂s)⁻¹`` at every node.
 
     Arguments:
@@ -215,7 +216,8 @@ def internal_force(material: AbstractMaterial, position, q: Config, qd: Config, 
 
 
 @eqx.filter_jit
-def tangent_matrices(material: AbstractMaterial, position, nq: int, points, volumes, ref_inverse) -> tuple[Array, Array]:
+def tangent_matrices(material: AbstractMaterial, position, nq: int, points, volumes,
+                     ref_inverse) -> tuple[Array, Array]:
     """Stiffness ``∂²U/∂q²`` and damping ``∂²R/∂q̇²`` at the rest configuration ``q = 0``.
 
     Compiled (``eqx.filter_jit``): evaluated eagerly, the two Hessians would dispatch and compile

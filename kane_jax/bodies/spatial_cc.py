@@ -16,8 +16,8 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .. import _checks
-from .._types import Array, Config, Float, Mat3, Pose, Vec3
-from ..lie import make_pose, rotvec_coefficients, skew
+from .._types import Array, Config, Float, Mat3, Vec3
+from ..lie import rotvec_coefficients, skew
 from ._rod import AbstractExponentialRod
 from .quadrature import rod_rule
 

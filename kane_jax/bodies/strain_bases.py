@@ -18,7 +18,7 @@ bases are stacked into one group by :class:`~kane_jax.Chain`.
 from __future__ import annotations
 
 import abc
-from typing import Callable
+from collections.abc import Callable
 
 import equinox as eqx
 import jax

@@ -14,8 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from ..lie import make_pose, one_minus_cos_over_x, rot_axis, sin_over_x
 from .._types import Array, Config, Float, Pose, Vec3
+from ..lie import make_pose, one_minus_cos_over_x, rot_axis, sin_over_x
 from . import materials as mat
 from ._base import AbstractPointBody, mapped_points
 from .quadrature import gauss_legendre, rod_rule
@@ -143,7 +143,8 @@ class VariableRadiusPCC(mat.AbstractMaterialBody, AbstractPointBody):
         sigma = s_c + (1 - 2 * s_c) * jnp.asarray(xs)
         sec, area = _chamber_section_rule(radius, offset, chamber_across, chamber_along)
         m = sec.shape[0]
-        self.chamber_points = jnp.concatenate([jnp.repeat(sigma, m)[:, None], jnp.tile(sec, (chamber_order, 1))], axis=1)
+        self.chamber_points = jnp.concatenate([jnp.repeat(sigma, m)[:, None], jnp.tile(sec, (chamber_order, 1))],
+                                              axis=1)
         self.chamber_weights = ((1 - 2 * s_c) * length * jnp.asarray(ws)[:, None] * area[None, :]).reshape(-1)
 
     # --- geometry ------------------------------------------------------------------------------

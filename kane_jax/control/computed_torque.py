@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import equinox as eqx
 import jax.numpy as jnp
 
 from .._types import Array, Config
-from ..algorithms.actuation import input_matrix
 from ..algorithms._recursion import inverse_dynamics_kernel
+from ..algorithms.actuation import input_matrix
 from ..chain import Chain
 from .reference import as_reference, gains, split_state
 

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from .._types import Array, Config
-from ..algorithms.actuation import input_matrix, work_coordinates
 from ..algorithms._recursion import inverse_dynamics_kernel
+from ..algorithms.actuation import input_matrix, work_coordinates
 from ..chain import Chain
 from ..statics import solve_input
 from .reference import as_reference, gains, split_state

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import equinox as eqx
 import jax.numpy as jnp
-import jax.scipy.linalg as jsl
 
 from .._types import Array, Config
-from ..algorithms.actuation import input_matrix, work_coordinates
 from ..algorithms._recursion import dynamics_terms, solve_mass, tip_wrench
+from ..algorithms.actuation import input_matrix, work_coordinates
 from ..chain import Chain
 from .reference import gains, second_order_along, split_state
 

@@ -7,7 +7,8 @@ so a new parameter value never recompiles: one compiled optimizer step serves ev
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax

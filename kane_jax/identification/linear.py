@@ -10,7 +10,8 @@ regressor ``Φ`` is one forward-mode Jacobian (exact, no hand-derived regressor)
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -18,8 +19,8 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from .._types import Array
-from ..algorithms.actuation import input_force
 from ..algorithms._recursion import inverse_dynamics_kernel
+from ..algorithms.actuation import input_force
 from ..chain import Chain
 
 

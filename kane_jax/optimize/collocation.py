@@ -18,7 +18,8 @@ optimizer), then updates ``λ ← λ + ρ c`` and raises ``ρ`` when the violati
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -27,9 +28,9 @@ import optax
 import optimistix as optx
 
 from .. import _checks
-from .._types import Array, Config
-from ..algorithms.actuation import input_force
+from .._types import Array
 from ..algorithms._recursion import inverse_dynamics_kernel
+from ..algorithms.actuation import input_force
 from ..chain import Chain
 
 

@@ -7,7 +7,8 @@ compiled function (rollout + backward pass + optax update), compiled once for th
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import diffrax
 import equinox as eqx

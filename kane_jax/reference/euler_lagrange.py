@@ -21,8 +21,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from kane_jax.lie import vee
 from kane_jax.bodies.rigid import RigidBody
+from kane_jax.lie import vee
 
 
 def _split(chain, q):

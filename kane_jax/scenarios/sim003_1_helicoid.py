@@ -49,8 +49,8 @@ import jax.numpy as jnp
 import numpy as np
 import optimistix as optx
 
-from ..algorithms.actuation import work_coordinates
 from ..actuation.tendon import Tendon
+from ..algorithms.actuation import work_coordinates
 from ..algorithms.inverse_dynamics import inverse_dynamics
 from ..algorithms.kinematics import forward_kinematics
 from ..bodies.lvp import LVPBody

@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._types import Array, Config, Float, Int
 from .._modules import chain_vector
+from .._types import Array, Config, Float, Int
 from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel, solve_mass
 from ..algorithms._terms import internal_forces
 from ..algorithms.actuation import generalized_input

@@ -5,8 +5,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from chains import (JOINT_KINDS, generic_beam, generic_blob, make_joint, mixed_chain, random_pose, random_rigid,
-                    random_state)
+from chains import (
+    JOINT_KINDS,
+    generic_beam,
+    generic_blob,
+    make_joint,
+    mixed_chain,
+    random_pose,
+    random_rigid,
+    random_state,
+)
 
 import kane_jax as kj
 

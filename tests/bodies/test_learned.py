@@ -50,7 +50,8 @@ def test_gradient_wrt_network_weights_matches_finite_differences(rng):
     params, static = eqx.partition(body.network, eqx.is_inexact_array)
 
     def loss(p):
-        chain = kj.Chain([(kj.Revolute((0.0, 1.0, 0.0)), eqx.tree_at(lambda b: b.network, body, eqx.combine(p, static)))])
+        moved = eqx.tree_at(lambda b: b.network, body, eqx.combine(p, static))
+        chain = kj.Chain([(kj.Revolute((0.0, 1.0, 0.0)), moved)])
         return jnp.sum(kj.inverse_dynamics(chain, q, qd, qdd) ** 2)
 
     grad = eqx.filter_jit(jax.grad(loss))(params)

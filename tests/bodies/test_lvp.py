@@ -7,10 +7,10 @@ import pytest
 from model_checks_b import check_against_el, check_body_smooth_at_rest, check_smooth_at
 
 import kane_jax as kj
-from kane_jax.lie import make_pose, so3_exp
 from kane_jax.bodies import lvp_primitives as P
 from kane_jax.bodies.lvp import LVPBody
 from kane_jax.bodies.variable_radius import VariableRadiusPCC
+from kane_jax.lie import make_pose, so3_exp
 
 L, R = 0.1, 0.02
 ALL_PRIMITIVES = [P.Cavity(2), P.Stretch(2), P.Shear("y", 2), P.Shear("z", 2), P.Twist(2), P.Bend("y", 2),

@@ -5,8 +5,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kane_jax.lie import so3_exp
 from kane_jax.bodies import materials as mat
+from kane_jax.lie import so3_exp
 
 
 def _elasticity_tensor(lam, mu):

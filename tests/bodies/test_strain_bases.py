@@ -4,8 +4,15 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kane_jax.bodies.strain_bases import (ChebyshevBasis, FullBasis, GaussianBasis, LegendreBasis, MonomialBasis,
-                                          PiecewiseGaussianCurvature, ScalarBasis)
+from kane_jax.bodies.strain_bases import (
+    ChebyshevBasis,
+    FullBasis,
+    GaussianBasis,
+    LegendreBasis,
+    MonomialBasis,
+    PiecewiseGaussianCurvature,
+    ScalarBasis,
+)
 
 SIGMAS = np.linspace(0.0, 1.0, 7)
 

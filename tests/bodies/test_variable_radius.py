@@ -14,7 +14,8 @@ SMALL = dict(order=3, n_radial=1, n_angular=4, chamber_order=3, chamber_across=2
 
 def _paper_bump(s1, s2, length):
     """b(s1, s2) exactly as printed in paper 000 (s1 in metres, s2 the section angle)."""
-    return np.exp(-length / (length**2 / 4 - (s1 - length / 2) ** 2)) * np.exp(-1 / (np.pi**2 / 4 - (s2 - np.pi / 2) ** 2))
+    return (np.exp(-length / (length**2 / 4 - (s1 - length / 2) ** 2))
+            * np.exp(-1 / (np.pi**2 / 4 - (s2 - np.pi / 2) ** 2)))
 
 
 def _states(rng, nq, body_slice, n=2):

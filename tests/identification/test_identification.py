@@ -1,6 +1,5 @@
 """Parameter identification of a hybrid robot (rigid link + planar CC segment) from simulated data."""
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -9,8 +8,7 @@ import pytest
 import workflow_robots as wr
 
 import kane_jax as kj
-from kane_jax.identification import (Samples, fit, id_residual_loss, linear_least_squares, regressor,
-                                     simulation_loss)
+from kane_jax.identification import Samples, fit, id_residual_loss, linear_least_squares, regressor, simulation_loss
 from kane_jax.optimize import InputSequence
 from kane_jax.simulation import simulate
 

@@ -1,0 +1,189 @@
+"""Worker of ``tests/algorithms/test_derivative_matrix.py``: q-derivatives of ID, M and FD for one body type.
+
+Run as ``python tests/derivative_matrix.py KIND [--hessian] [--all]``. For the cases of
+:func:`cases` (the default suite's set) or, with ``--all``, every joint type (fixed, revolute,
+prismatic, universal) × 1, 2 and 3 identical modules, it compiles ``jit(jacfwd)`` (and, see
+:func:`derivative_programs`, ``jit(jacrev)``) of ``q ↦ (ID(q, q̇, q̈), FD(q, q̇, τ)[, M(q)])``, with
+``--hessian`` the forward-over-forward q-Hessian of the ID, evaluates them at a random q and at
+q = 0, compares them with central differences of the compiled map (the reference) and prints one
+JSON line per case. A line ``START name`` precedes each compile, so that when XLA aborts the
+process (as it once did: ``dot_op_emitter.cc: Check failed: … IsMonotonicWithDim0Major``) the
+parent names the case.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import zlib
+
+if "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false").strip()
+
+import jax  # noqa: E402
+
+jax.config.update("jax_enable_x64", True)
+
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(__file__))
+import chains  # noqa: E402
+
+import kane_jax as kj  # noqa: E402
+from kane_jax.bodies import lvp_primitives as P  # noqa: E402
+
+KINDS = ("rigid", "body", "pcc", "spatial_cc", "pcs", "gvs", "godage", "variable_radius", "lvp", "learned", "mixed")
+JOINTS = ("fixed", "revolute", "prismatic", "universal")
+_MOVING = ("revolute", "prismatic", "universal")
+REVERSE_BY_DEFAULT = ("rigid", "body")
+
+
+def cases(kind: str, *, full: bool = False) -> list[tuple[str, int]]:
+    """(joint, count) cases of one body type.
+
+    The default suite runs every soft body type on two or three identical modules behind fixed
+    joints (the case that aborted XLA), rigid bodies behind universal joints, the generic body
+    behind revolute joints and a mixed chain (revolute, fixed, prismatic); ``full`` gives the whole
+    product of joint types × 1, 2, 3 modules (``-m slow``).
+    """
+    if kind == "mixed":
+        return [("mixed", 4)]
+    if full:
+        return [(j, c) for j in JOINTS for c in (1, 2, 3)]
+    if kind == "rigid":  # rigid modules behind fixed joints have no coordinates
+        return [("universal", 3)]
+    if kind == "body":
+        return [("revolute", 2)]
+    return [("fixed", 2 + KINDS.index(kind) % 2)]
+
+
+H = 2e-4  # step of the five-point stencil (truncation ~ h⁴, round-off ~ eps/h)
+
+
+def make_body(kind: str, rng):
+    if kind == "rigid":
+        return chains.random_rigid(rng)
+    if kind == "body":
+        return chains.generic_beam(rng, stiffness=np.diag([3.0, 2.0, 5.0]), damping=0.2)
+    if kind == "pcc":
+        return kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 1e5, 0.01, elongation=True, order=3)
+    if kind == "spatial_cc":
+        return kj.SpatialConstantCurvature(0.2, 0.02, 1000.0, 1e5, 0.01, order=3)
+    if kind == "pcs":
+        return kj.CosseratPCS(0.15, 0.01, 1000.0, 1e6, damping=0.01, order=3)
+    if kind == "gvs":
+        return kj.CosseratGVS(0.15, 0.01, 1000.0, 1e6, basis=kj.LegendreBasis(2), strains=("bend_y", "stretch"),
+                              order=3)
+    if kind == "godage":
+        return kj.GodageSection(stiffness=100.0, damping=1.0, order=3)
+    if kind == "variable_radius":
+        return kj.VariableRadiusPCC(order=2, n_radial=1, n_angular=4, chamber_order=2, chamber_across=1,
+                                    chamber_along=2)
+    if kind == "lvp":
+        return kj.LVPBody([P.Stretch(), P.Bend("y"), P.Twist()], 0.1, 0.02, order=2, n_radial=1, n_angular=3)
+    if kind == "learned":
+        return kj.LearnedBody(2, key=jax.random.PRNGKey(0), width_size=8, depth=1, order=2, n_radial=1,
+                              n_angular=3, stiffness=1.0)
+    raise ValueError(kind)
+
+
+def dynamics_map(chain, qd, qdd, tau, *, mass: bool):
+    def f(q):
+        parts = [kj.inverse_dynamics(chain, q, qd, qdd), kj.forward_dynamics(chain, q, qd, tau)]
+        return jnp.concatenate(parts + ([kj.mass_matrix(chain, q).ravel()] if mass else []))
+    return f
+
+
+def central_differences(f, q):
+    """(∂f/∂q) by fourth-order central differences (five-point stencil), calling the compiled ``f``.
+
+    Fourth order because the forward dynamics of stiff, light soft modules has entries of 1e9 and
+    large higher derivatives: second-order differences there are limited to ≈ 1e-5 relative by
+    truncation and round-off together (measured on the mixed chain), while the ID part of the same
+    Jacobian converges as h² down to 1e-9.
+    """
+    def col(j):
+        e = jnp.zeros_like(q).at[j].set(H)
+        return (8 * (f(q + e) - f(q - e)) - (f(q + 2 * e) - f(q - 2 * e))) / (12 * H)
+    return jnp.stack([col(j) for j in range(q.shape[0])], axis=-1)
+
+
+def derivative_programs(f, tau_of_q, *, full: bool, hessian: bool):
+    """Compiled derivative programs; each is compiled once and evaluated at q and at q = 0.
+
+    The default suite compiles ``jit(jacfwd)`` (the mode that aborted XLA, and the one
+    linearization, Newton statics and implicit solvers use); reverse mode of the recursion compiles
+    ≈ 6× longer (90 s for two PCS modules on the idle 2-core machine), so ``jacrev`` of every body
+    type runs with ``--all`` (``-m slow``) and for the rigid and generic chains by default.
+    The Hessian (forward over forward) is that of the ID alone, ``tau_of_q``.
+    """
+    progs = {"f": jax.jit(f), "fwd": jax.jit(jax.jacfwd(f))}
+    if full:
+        progs["rev"] = jax.jit(jax.jacrev(f))
+    if hessian:
+        progs["jac_id"] = jax.jit(jax.jacfwd(tau_of_q))
+        progs["hess"] = jax.jit(jax.jacfwd(jax.jacfwd(tau_of_q)))
+    return progs
+
+
+def derivatives(progs, q):
+    out = {k: v(q) for k, v in progs.items() if k not in ("f", "jac_id")}
+    out["fd"] = central_differences(progs["f"], q)
+    if "hess" in progs:
+        out["hess_fd"] = central_differences(progs["jac_id"], q)
+    return out
+
+
+def rel(a, b) -> float:
+    a, b = np.asarray(a), np.asarray(b)
+    return float(np.max(np.abs(a - b)) / max(np.max(np.abs(b)), 1e-300))
+
+
+def make_chain(kind: str, joint: str, count: int, rng) -> kj.Chain:
+    gravity = rng.normal(size=3) * 5
+    if kind == "mixed":  # rigid, soft and generic modules behind different joints
+        return kj.Chain([(chains.make_joint("revolute", rng), make_body("rigid", rng)),
+                         (kj.Fixed(), make_body("pcs", rng)), (kj.Fixed(), make_body("godage", rng)),
+                         (chains.make_joint("prismatic", rng), make_body("body", rng))], gravity=gravity)
+    body = make_body(kind, rng)
+    first = chains.make_joint(joint, rng)
+    rest = [chains.make_joint(joint, rng, placement=joint != "fixed") for _ in range(count - 1)]
+    if joint == "fixed" and kind == "rigid":  # a chain of fixed rigid modules has no coordinates
+        first = kj.Revolute(rng.normal(size=3))
+    return kj.Chain([(first, body)] + [(j, body) for j in rest], gravity=gravity)
+
+
+def run_case(kind: str, joint: str, count: int, *, hessian: bool, full: bool) -> dict:
+    rng = np.random.default_rng(zlib.crc32(f"{kind}/{joint}/{count}".encode()))
+    chain = make_chain(kind, joint, count, rng)
+    n = chain.nq
+    q = jnp.asarray(rng.uniform(-0.3, 0.3, n))
+    qd, qdd, tau = (jnp.asarray(rng.normal(size=n)) for _ in range(3))
+    full = full or kind in REVERSE_BY_DEFAULT
+    f = dynamics_map(chain, qd, qdd, tau, mass=full)
+    progs = derivative_programs(f, lambda x: kj.inverse_dynamics(chain, x, qd, qdd), full=full, hessian=hessian)
+    res = derivatives(progs, q)
+    at_rest = derivatives(progs, jnp.zeros(n))
+    out = {"nq": n, "fwd": rel(res["fwd"], res["fd"]), "rev": rel(res["rev"], res["fd"]) if full else 0.0,
+           "finite_at_rest": bool(all(np.all(np.isfinite(np.asarray(v))) for v in at_rest.values()))}
+    if hessian:
+        out["hess"] = rel(res["hess"], res["hess_fd"])
+    return out
+
+
+def main(argv) -> int:
+    kind, hessian = argv[0], "--hessian" in argv
+    todo = cases(kind, full="--all" in argv)
+    for joint, count in todo:
+        name = f"{kind}/{joint}/{count}"
+        print(f"START {name}", flush=True)
+        out = run_case(kind, joint, count, hessian=hessian, full="--all" in argv)
+        print("RESULT " + json.dumps({"case": name, **out}), flush=True)
+        jax.clear_caches()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
