@@ -49,14 +49,15 @@ def test_gradient_wrt_controller_gains_matches_finite_differences():
     arm = wr.rigid_arm(2)
     target = jnp.array([0.4, -0.3])
 
-    def cost(gains):
+    def cost(gains, adjoint=None):  # forward mode through diffrax needs its ForwardMode adjoint
         ctrl = ComputedTorque(arm, target, kp=gains[0], kd=gains[1])
-        traj = kj.simulate(arm, jnp.zeros(2), jnp.zeros(2), 0.3, control=ctrl, n_save=2, adaptive=False, dt0=5e-3)
+        traj = kj.simulate(arm, jnp.zeros(2), jnp.zeros(2), 0.3, control=ctrl, n_save=2, adaptive=False, dt0=5e-3,
+                           adjoint=adjoint)
         return jnp.sum((traj.q[-1] - target) ** 2)
 
     gains = jnp.array([50.0, 10.0])
     grad = jax.jit(jax.grad(cost))(gains)
-    fwd = jax.jit(jax.jacfwd(cost))(gains)
+    fwd = jax.jit(jax.jacfwd(lambda g: cost(g, diffrax.ForwardMode())))(gains)
     fd = _central(jax.jit(cost), gains)
     np.testing.assert_allclose(grad, fd, rtol=1e-6)
     np.testing.assert_allclose(fwd, grad, rtol=1e-10)
