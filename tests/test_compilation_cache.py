@@ -24,7 +24,9 @@ print("DIR", kj.enable_compilation_cache(sys.argv[1], min_compile_time_s=0.0))
 chain = kj.Chain([(kj.Fixed(), kj.CosseratPCS(0.2, 0.01, strains=("bend_y", "stretch")))], gravity=(0.0, 0.0, -9.81))
 q = 0.1 * jnp.ones(chain.nq)
 tau = jax.jit(lambda q: kj.inverse_dynamics(chain, q, q, q))(q)
-print("VALUE", repr(float(tau[0])))
+# an eager simulate with throw=True: its program holds no host callback, so it is cached too
+traj = kj.simulate(chain, q, 0 * q, 0.01, n_save=2, adaptive=False, dt0=1e-3)
+print("VALUE", repr(float(tau[0])), repr(float(traj.q[-1, 0])))
 print("HITS", len(hits))
 """
 
@@ -43,9 +45,10 @@ def test_second_process_loads_from_the_cache(tmp_path):
     folder = tmp_path / "cache"
     first = _run(folder)
     written = sorted(p.name for p in folder.iterdir())
-    assert first["HITS"] == "0" and written, (first, written)
+    assert written, first
     second = _run(folder)
-    assert int(second["HITS"]) >= 1, second
+    # (a program compiled twice inside the first process may already hit what it wrote)
+    assert int(second["HITS"]) >= int(first["HITS"]) + 2, (first, second)  # the ID and the simulation
     assert second["VALUE"] == first["VALUE"]  # the same program, bit for bit
 
 

@@ -90,6 +90,9 @@ def _first_nonfinite(q: Array, qd: Array) -> Array:
 
 def _raise_on_failure(traj: Trajectory) -> Trajectory:
     """``throw=True``: a detailed error for a concrete trajectory, ``eqx.error_if`` under a trace."""
+    if not isinstance(traj.q, jax.core.Tracer) and not bool(jnp.all(traj.result == diffrax.RESULTS.successful)):
+        raise SimulationError(f"simulate failed: {traj.message}. Smaller steps (dt0), a stiff solver or a larger "
+                              "max_steps may help; with throw=False the trajectory is returned with `success` False.")
     if isinstance(traj.q, jax.core.Tracer):
         q = eqx.error_if(traj.q, traj.nonfinite_at >= 0,
                          "simulate: the state became non-finite (NaN or inf); run with throw=False and read "
@@ -99,6 +102,13 @@ def _raise_on_failure(traj: Trajectory) -> Trajectory:
         raise SimulationError(f"simulate failed: {traj.message}. Smaller steps (dt0), adaptive steps or a stiff "
                               "solver may help; with throw=False the trajectory is returned with `success` False.")
     return traj
+
+
+def _eager() -> bool:
+    """True when no JAX transformation (jit, vmap, grad, …) is tracing this call."""
+    from jax._src import core  # no public equivalent in JAX 0.10
+
+    return bool(core.trace_state_clean())
 
 
 class SimulationError(RuntimeError):
@@ -226,9 +236,9 @@ def simulate(
     Raises:
         ValueError: states of the wrong shape, a constant ``control`` of the wrong size, bad times.
         TypeError: unknown ``solver`` or a control callable of the wrong arity.
-        SimulationError: (with ``throw=True``) a saved state is not finite.
-        equinox.EquinoxRuntimeError: (with ``throw=True``) the solver fails, or a state is not finite
-            under a trace.
+        SimulationError: (with ``throw=True``, called outside jit/vmap/grad) the solver fails, or a
+            state is not finite; under a transformation, ``equinox.EquinoxRuntimeError``: the solver
+            fails, or a state is not finite.
     """
     q0 = chain.check_state(q0, "q0")
     qd0 = chain.check_state(qd0, "qd0")
@@ -282,6 +292,10 @@ def simulate(
     dt0_ = None if dt0 is None else jnp.asarray(dt0, dtype=dtype)
     jump_ts = getattr(control, "jump_times", None) if jump_ts is None else jump_ts
     jumps = None if jump_ts is None or not adaptive else jnp.asarray(jump_ts, dtype=dtype).reshape(-1)
-    traj = _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), bool(throw),
+    # called eagerly, the solve runs with diffrax's throw off and failures are raised here from the
+    # concrete result: the compiled program then holds no host callback, so JAX's persistent
+    # compilation cache can store it (programs with callbacks are never cached)
+    in_solve = bool(throw) and not _eager()
+    traj = _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve,
                   meter, jumps)
     return _raise_on_failure(traj) if throw else traj

@@ -127,7 +127,7 @@ def test_failure_surfaces_through_result_not_nan():
     assert traj.result == diffrax.RESULTS.max_steps_reached
     assert not bool(traj.success)
     assert "max_steps" in traj.message
-    with pytest.raises(Exception, match="max_steps"):
+    with pytest.raises(kj.SimulationError, match="max_steps"):
         kj.simulate(chain, Q0, ZERO, 5.0, max_steps=3, n_save=3)
 
 
