@@ -5,6 +5,7 @@ from ._base import AbstractLinearElastic as AbstractLinearElastic
 from ._base import AbstractPointBody as AbstractPointBody
 from ._base import AbstractSoftBody as AbstractSoftBody
 from ._moments import BodyMoments as BodyMoments
+from ._rod import AbstractExponentialRod as AbstractExponentialRod
 from ._rod import AbstractRod as AbstractRod
 from .constant_curvature import PlanarConstantCurvature as PlanarConstantCurvature
 from .cosserat import CosseratGVS as CosseratGVS
