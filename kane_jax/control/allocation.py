@@ -1,0 +1,88 @@
+"""Tendons that only pull: allocation of a desired generalized force onto bounded inputs.
+
+A controller asks for a generalized force ``τ_d`` on the actuated coordinates; tendons realize
+``Q_a = A(q)ᵀ u`` (paper ``000_…`` eq. 57) with tensions ``u ≥ u_min ≥ 0``. The allocation solves
+the small quadratic program
+
+    minimize  ‖Aᵀ u − τ_d‖² + w ‖u − p‖²   subject to  u_min ≤ u ≤ u_max
+
+with qpax's differentiable interior-point solver: where ``τ_d`` is reachable with pulling
+tendons the residual vanishes (up to ``w``) and, among the exact solutions, the one nearest to the
+pretension ``p`` is taken (the pretension acts in the null space of ``Aᵀ``, the co-contraction
+that antagonistic tendons allow); where it is not, the nearest reachable force is produced.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import qpax
+
+from .._types import Array, Float
+
+
+def allocate_tensions(
+    matrix: Float[Array, "nu n"], force: Float[Array, " n"], *, minimum: float | Array = 0.0,
+    maximum: float | Array | None = None, pretension: float | Array | None = None, weight: float = 1e-8,
+    tol: float = 1e-10,
+) -> Float[Array, " nu"]:
+    """Non-negative (bounded) inputs ``u`` whose generalized force ``matrixᵀ u`` best matches ``force``.
+
+    Arguments:
+        matrix: ``A`` of shape ``(nu, n)``: input ``j`` produces the generalized force ``A[j]``
+            (``kj.actuation_matrix(chain, q).T``, restricted to the coordinates to match).
+        force: the desired generalized force ``τ_d``, shape ``(n,)``.
+        minimum: lower bound on every input (default 0: tendons only pull), scalar or ``(nu,)``.
+        maximum: optional upper bound, scalar or ``(nu,)``.
+        pretension: the inputs preferred among equally good ones (scalar or ``(nu,)``; default
+            ``minimum``), e.g. a co-contraction that keeps tendons taut.
+        weight: ``w``, the weight of ``‖u − p‖²`` relative to the force residual, itself scaled by
+            the mean ``‖A_j‖²`` (small: the residual comes first).
+        tol: qpax's solver tolerance.
+
+    Returns:
+        ``u`` of shape ``(nu,)``. Jit- and vmap-compatible; differentiable in reverse mode (qpax's
+        custom VJP on its relaxed KKT system: gradients are those of a smoothed problem, ≈ 1e-3
+        relative near active bounds). Under ``jax_numpy_rank_promotion="raise"`` take its
+        gradients inside ``jax.numpy_rank_promotion("allow")``: qpax's backward pass broadcasts.
+
+    Raises:
+        ValueError: ``matrix`` not 2-D, ``force`` not of length ``matrix.shape[1]``, a bound of the
+            wrong size, ``maximum < minimum`` (concrete values), or a non-positive ``weight``.
+    """
+    a = jnp.asarray(matrix)
+    tau = jnp.asarray(force, dtype=a.dtype)
+    if a.ndim != 2:
+        raise ValueError(f"matrix: expected a 2-D array (nu, n), got shape {a.shape}")
+    nu, n = a.shape
+    if tau.shape != (n,):
+        raise ValueError(f"force: expected shape ({n},) to match matrix {a.shape}, got {tau.shape}")
+    if not weight > 0:
+        raise ValueError(f"weight: expected a positive number, got {weight!r}")
+
+    def bound(x, name):
+        x = jnp.broadcast_to(jnp.asarray(x, dtype=a.dtype), (nu,)) if jnp.ndim(x) == 0 else jnp.asarray(x, a.dtype)
+        if x.shape != (nu,):
+            raise ValueError(f"{name}: expected a scalar or shape ({nu},), got {x.shape}")
+        return x
+
+    lo = bound(minimum, "minimum")
+    p = lo if pretension is None else bound(pretension, "pretension")
+    eye = jnp.eye(nu, dtype=a.dtype)
+    g, h = -eye, -lo
+    if maximum is not None:
+        hi = bound(maximum, "maximum")
+        try:
+            if bool(jnp.any(hi < lo)):
+                raise ValueError(f"maximum: must be >= minimum, got maximum {hi} and minimum {lo}")
+        except jax.errors.ConcretizationTypeError:  # traced bounds: the caller's responsibility
+            pass
+        g, h = jnp.concatenate([g, eye]), jnp.concatenate([h, hi])
+    # ½ uᵀ Q u + cᵀ u with Q = 2 (A Aᵀ + w I), c = −2 (A τ + w p)
+    # w is relative to the mean ‖A_j‖², so the residual's priority does not depend on units
+    w = weight * jnp.maximum(jnp.trace(a @ a.T) / nu, jnp.finfo(a.dtype).tiny)
+    quad = 2.0 * (a @ a.T + w * eye)
+    lin = -2.0 * (a @ tau + w * p)
+    none = jnp.zeros((0, nu), dtype=a.dtype)
+    with jax.numpy_rank_promotion("allow"):  # qpax broadcasts implicitly (a user may have set "raise")
+        return qpax.solve_qp_primal(quad, lin, none, jnp.zeros((0,), a.dtype), g, h, solver_tol=tol)

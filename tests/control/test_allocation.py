@@ -1,0 +1,75 @@
+"""allocate_tensions against independent references: least squares, SciPy's NNLS, a closed-form projection."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.optimize import nnls
+
+from kane_jax.control import allocate_tensions
+
+
+def test_reachable_force_is_matched_exactly(rng):
+    a = rng.uniform(0.1, 1.0, size=(3, 3))  # three pulling tendons spanning the positive cone
+    u_true = np.array([2.0, 0.5, 1.0])
+    u = allocate_tensions(a, a.T @ u_true)
+    np.testing.assert_allclose(u, u_true, rtol=1e-6, atol=1e-7)
+
+
+def test_tendons_never_push_and_match_nnls(rng):
+    # antagonistic pairs on two coordinates: the least-squares solution has negative tensions
+    a = np.array([[1.0, 0.2], [-1.0, 0.1], [0.3, 1.0], [0.1, -1.0]])
+    tau = np.array([-3.0, 2.0])
+    lstsq = np.linalg.lstsq(a.T, tau, rcond=None)[0]
+    assert lstsq.min() < -0.5  # what the old controllers asked for
+    u = np.asarray(allocate_tensions(a, tau))
+    assert u.min() >= -1e-9
+    # among force-exact solutions, the nearest to the (zero) pretension: SciPy's NNLS + minimum norm
+    ref, res = nnls(a.T, tau)
+    assert res < 1e-9
+    np.testing.assert_allclose(a.T @ u, tau, atol=1e-6)
+    np.testing.assert_allclose(np.linalg.norm(u), min(np.linalg.norm(u), np.linalg.norm(ref)), rtol=1e-6)
+
+
+def test_unreachable_force_gives_nnls_residual():
+    a = np.array([[1.0, 0.0], [0.0, 1.0]])  # each tendon pulls one coordinate, positively only
+    tau = np.array([-2.0, 3.0])
+    u = np.asarray(allocate_tensions(a, tau))
+    ref, _ = nnls(a.T, tau)
+    np.testing.assert_allclose(u, ref, atol=1e-6)  # (0, 3): the negative part is unreachable
+
+
+def test_pretension_lives_in_the_null_space():
+    a = np.array([[1.0], [-1.0]])  # an antagonistic pair on one joint: null space (1, 1)
+    tau = np.array([0.4])
+    u = np.asarray(allocate_tensions(a, tau, pretension=5.0))
+    # closed form: u = p + Aᵀ⁺ (τ − Aᵀ p) = (5.2, 4.8)
+    np.testing.assert_allclose(u, [5.2, 4.8], atol=1e-5)
+    capped = np.asarray(allocate_tensions(a, tau, pretension=5.0, maximum=5.1))
+    assert capped.max() <= 5.1 + 1e-8
+    np.testing.assert_allclose(a.T @ capped, tau, atol=1e-5)
+
+
+def test_jit_vmap_and_gradient():
+    a = jnp.array([[1.0, 0.2], [-1.0, 0.1], [0.3, 1.0], [0.1, -1.0]])
+    taus = jnp.array([[1.0, 2.0], [-1.0, 0.5]])
+    us = jax.jit(jax.vmap(lambda t: allocate_tensions(a, t)))(taus)
+    for t, u in zip(taus, us):
+        np.testing.assert_allclose(u, allocate_tensions(a, t), atol=1e-8)
+    # d/dτ of the produced force = identity where τ is reachable (qpax's smoothed KKT gradient)
+    with jax.numpy_rank_promotion("allow"):  # qpax's backward pass broadcasts implicitly
+        jac = jax.jacrev(lambda t: a.T @ allocate_tensions(a, t))(jnp.array([1.0, 2.0]))
+    np.testing.assert_allclose(jac, np.eye(2), atol=1e-2)
+
+
+def test_bad_inputs_are_named():
+    with pytest.raises(ValueError, match="matrix"):
+        allocate_tensions(np.ones(3), np.ones(3))
+    with pytest.raises(ValueError, match="force"):
+        allocate_tensions(np.ones((2, 3)), np.ones(2))
+    with pytest.raises(ValueError, match="maximum"):
+        allocate_tensions(np.ones((2, 1)), np.ones(1), minimum=1.0, maximum=0.5)
+    with pytest.raises(ValueError, match="weight"):
+        allocate_tensions(np.ones((2, 1)), np.ones(1), weight=0.0)
