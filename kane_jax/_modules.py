@@ -31,10 +31,11 @@ from ._types import Array, Config, Float
 
 Carry = TypeVar("Carry")
 
-# Chains of at most this many modules have their recursions unrolled at trace time: straight-line
-# code that XLA fuses across modules (a rigid 7-DoF ID: fewer kernels per call). Longer chains use
-# a lax.scan, so compile time stays flat in the number of modules.
-UNROLL_MODULES = 8
+# Chains of at most this many modules would have their recursions unrolled at trace time. Off: the
+# unrolled straight-line code made XLA:CPU compile 1.3-1.8x longer (FD of two planar CC modules
+# 9.9 s -> 7.5 s, of three PCS modules 14.9 s -> 8.5 s with lax.scan, load 3.5, 2026-11-22) and
+# the optimized HLO 1.5-1.9x larger; a lax.scan is traced once whatever the chain's length.
+UNROLL_MODULES = 0
 
 
 def structure_key(tree: Any) -> Any:
