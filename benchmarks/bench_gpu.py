@@ -24,8 +24,7 @@ NAME = "bench_gpu"
 def main(argv=None) -> int:
     args = C.parse_args(NAME, argv)
     jax = C.setup_jax()
-    import _arms
-    import _chains
+    import _robots
     import jax.numpy as jnp
     import numpy as np
 
@@ -47,14 +46,14 @@ def main(argv=None) -> int:
                    f"Batched throughput on {dev.platform} ({dev.device_kind}); jit(vmap(f)) over B random states.")
 
     cases = []
-    arm = _arms.kane_chain(_arms.iiwa_like())
+    arm = _robots.kane_chain(_robots.iiwa_like())
     cases += [("7-DoF arm ID", arm, lambda ch, q, v, u: kj.inverse_dynamics(ch, q, v, u)),
               ("7-DoF arm M", arm, lambda ch, q, v, u: kj.mass_matrix(ch, q)),
               ("7-DoF arm FD", arm, lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u))]
     if quick:
         cases = cases[:1]
     else:
-        cases.append(("planar PCC N=8 ID", _chains.pcc_chain(8), lambda ch, q, v, u: kj.inverse_dynamics(ch, q, v, u)))
+        cases.append(("planar PCC N=8 ID", _robots.pcc_chain(8), lambda ch, q, v, u: kj.inverse_dynamics(ch, q, v, u)))
         try:
             import bench_soft_vs_soromox as soft
 

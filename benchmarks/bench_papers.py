@@ -99,10 +99,10 @@ def main(argv=None) -> int:
             chain = iiwa_like()
             src = "kane_jax.models.iiwa_like (Stürz et al. inertias)"
         except ImportError:
-            import _arms
+            import _robots
 
-            chain = _arms.kane_chain(_arms.iiwa_like())
-            src = "benchmarks/_arms.py iiwa-like"
+            chain = _robots.kane_chain(_robots.iiwa_like())
+            src = "benchmarks/_robots.py iiwa-like"
         rng = np.random.default_rng(0)
         derivs = jnp.asarray(rng.uniform(-1, 1, (5, 7)))
         many = jnp.asarray(rng.uniform(-1, 1, (N_INSIDE, 5, 7)))

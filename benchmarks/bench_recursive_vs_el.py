@@ -1,6 +1,6 @@
 """Recursive Kane ID against the Euler–Lagrange reference on planar PCC chains of 1…32 bodies.
 
-Both are jitted, single state, float64; the EL reference is ``tests/el_reference.py`` (autodiff
+Both are jitted, single state, float64; the EL reference is ``kane_jax/reference/euler_lagrange.py`` (autodiff
 of the Lagrangian through the composed geometry, O(N²)–O(N³)). Prints times, compile times,
 agreement and the crossover (smallest N at which the recursion is faster). Paper ``003_…`` Sim. 3
 makes the same comparison.
@@ -26,11 +26,11 @@ NAME = "bench_recursive_vs_el"
 def main(argv=None) -> int:
     args = C.parse_args(NAME, argv, extra=lambda p: p.add_argument("--max-n", type=int, default=32))
     C.setup_jax()
-    import _chains
-    import el_reference as el
+    import _robots
     import numpy as np
 
     import kane_jax as kj
+    from kane_jax.reference import euler_lagrange as el
 
     sizes = [1] if args.quick else [n for n in (1, 2, 4, 8, 16, 32) if n <= args.max_n]
     tkw = dict(repeats=args.repeats, min_time=0.005 if args.quick else 0.05)
@@ -42,8 +42,8 @@ def main(argv=None) -> int:
                                                         "EL compile", "EL", "EL / recursive", "max |Δτ| (rel)"])
     cross = None
     for n in sizes:
-        chain = _chains.pcc_chain(n)
-        q, v, a, _ = _chains.random_state(chain, seed=n)
+        chain = _robots.pcc_chain(n)
+        q, v, a, _ = _robots.random_state(chain, seed=n)
         fk, p = C.jit_model(lambda ch, q, v, a: kj.inverse_dynamics(ch, q, v, a), chain)
         fe, pe = C.jit_model(lambda ch, q, v, a: el.inverse_dynamics(ch, q, v, a), chain)
         tk = C.time_jit(fk, p, q, v, a, **tkw)

@@ -28,7 +28,7 @@ NAME = "bench_rigid_vs_pinocchio"
 def main(argv=None) -> int:
     args = C.parse_args(NAME, argv)
     jax = C.setup_jax()
-    import _arms
+    import _robots
     import equinox as eqx
     import jax.numpy as jnp
     import numpy as np
@@ -66,8 +66,8 @@ def main(argv=None) -> int:
         }
 
     for arm in arms:
-        links = _arms.ARMS[arm]()
-        chain64 = _arms.kane_chain(links)
+        links = _robots.ARMS[arm]()
+        chain64 = _robots.kane_chain(links)
         nq = chain64.nq
         rng = np.random.default_rng(7)
         bmax = max(batches)
@@ -76,10 +76,10 @@ def main(argv=None) -> int:
 
         pm = pd = mm = md = None
         if pin is not None:
-            pm = _arms.pinocchio_model(links)
+            pm = _robots.pinocchio_model(links)
             pd = pm.createData()
         if mujoco is not None:
-            mm = _arms.mujoco_model(links)
+            mm = _robots.mujoco_model(links)
             md = mujoco.MjData(mm)
 
         def pin_call(algo, q, v, a, u):

@@ -33,15 +33,15 @@ def main(argv=None) -> int:
 
     args = C.parse_args(NAME, argv, extra=extra)
     C.setup_jax()
-    import _chains
-    import el_reference as el
+    import _robots
     import numpy as np
 
     import kane_jax as kj
+    from kane_jax.reference import euler_lagrange as el
 
     quick = args.quick
     sizes = [1, 2] if quick else [1, 2, 4, 8, 16, 32, 64]
-    families = ["planar CC"] if quick else list(_chains.FAMILIES)
+    families = ["planar CC"] if quick else list(_robots.FAMILIES)
     algos = ["ID"] if quick else args.algos.split(",")
     el_sizes = [1] if quick else [2, 4, 8]
     if args.sizes:
@@ -64,12 +64,12 @@ def main(argv=None) -> int:
     summary = C.Table("Growth 8 → 64 (targets for the ID: time ratio ≤ 9, compile ratio ≤ 1.5)",
                       ["family", "algorithm", "t(64)/t(8)", "compile(64)/compile(8)"])
     for fam in families:
-        make = _chains.FAMILIES[fam]
+        make = _robots.FAMILIES[fam]
         tab = C.Table(f"{fam}: time per call [compile time]", ["N", "nq"] + algos)
         res: dict[tuple[str, int], C.Timing] = {}
         for n in sizes:
             chain = make(n)
-            q, v, a, u = _chains.random_state(chain, seed=n)
+            q, v, a, u = _robots.random_state(chain, seed=n)
             cells = []
             for algo in algos:
                 f, p = C.jit_model(fns[algo], chain)
@@ -88,10 +88,10 @@ def main(argv=None) -> int:
     elt = C.Table("ID: recursion vs Euler–Lagrange reference (issue 2)",
                   ["family", "N", "recursive", "EL", "EL / recursive", "max |Δτ| (rel)"])
     for fam in families:
-        make = _chains.FAMILIES[fam]
+        make = _robots.FAMILIES[fam]
         for n in el_sizes:
             chain = make(n)
-            q, v, a, _ = _chains.random_state(chain, seed=n)
+            q, v, a, _ = _robots.random_state(chain, seed=n)
             fk, p = C.jit_model(lambda ch, q, v, a: kj.inverse_dynamics(ch, q, v, a), chain)
             fe, pe = C.jit_model(lambda ch, q, v, a: el.inverse_dynamics(ch, q, v, a), chain)
             tk = C.time_jit(fk, p, q, v, a, **tkw)

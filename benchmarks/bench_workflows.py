@@ -57,7 +57,7 @@ def main(argv=None):
     from kane_jax.optimize import InputSequence, rollout, tip_reaching_cost
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-    import workflow_robots as wr
+    import helpers.robots as wr
 
     sizes = args.sizes or ([1, 16] if args.quick else [1, 16, 128, 1024])
     print("## Conditions")

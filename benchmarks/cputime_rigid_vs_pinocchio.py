@@ -9,14 +9,14 @@ Run: ``python benchmarks/cputime_rigid_vs_pinocchio.py``.
 """
 import sys; import time; sys.path[:0] = [str(__import__('pathlib').Path(__file__).resolve().parent), str(__import__('pathlib').Path(__file__).resolve().parents[1])]
 import jax; jax.config.update("jax_enable_x64", True)
-import _arms
+import _robots
 import _common as C
 import numpy as np
 import pinocchio as pin
 
 import kane_jax as kj
 
-links = _arms.iiwa_like(); ch = _arms.kane_chain(links); pm = _arms.pinocchio_model(links); pool = pin.ModelPool(pm, 1)
+links = _robots.iiwa_like(); ch = _robots.kane_chain(links); pm = _robots.pinocchio_model(links); pool = pin.ModelPool(pm, 1)
 B = 1024; rng = np.random.default_rng(0); Q, V, A = rng.uniform(-1, 1, (3, B, 7))
 fid, p = C.jit_model(jax.vmap(lambda c, q, v, a: kj.inverse_dynamics(c, q, v, a), in_axes=(None,0,0,0)), ch)
 ffd, _ = C.jit_model(jax.vmap(lambda c, q, v, a: kj.forward_dynamics(c, q, v, a), in_axes=(None,0,0,0)), ch)

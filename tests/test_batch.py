@@ -7,10 +7,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import helpers.robots as wr
 import jax.numpy as jnp
 import numpy as np
 import pytest
-import workflow_robots as wr
 
 from kane_jax.batch import batch_simulate
 from kane_jax.simulation import simulate
@@ -23,7 +23,7 @@ SCRIPT = textwrap.dedent("""
     jax.config.update("jax_enable_x64", True)
     import equinox as eqx, jax.numpy as jnp, numpy as np
     sys.path.insert(0, "tests")
-    import workflow_robots as wr
+    import helpers.robots as wr
     from kane_jax.batch import batch_simulate
     from kane_jax.control import PDCompensation
 

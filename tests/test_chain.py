@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-from chains import planar_cc_chain
+from helpers.robots import planar_cc_chain
 
 import kane_jax as kj
 

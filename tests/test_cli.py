@@ -54,8 +54,8 @@ def test_demo_short_writes_its_files(tmp_path, capsys, monkeypatch):
 def _fake_scenario(n_motions: int):
     """A stand-in for a scenario module that "simulates" ``n_motions`` motions of a one-link arm (what
     ``timed_simulate`` records, without the compile; the demo test above goes through it)."""
+    import helpers.robots as wr
     import jax.numpy as jnp
-    import workflow_robots as wr
 
     from kane_jax import Trajectory
     from kane_jax.scenarios import _common

@@ -1,6 +1,6 @@
 """Multi-process batch rollouts: two JAX processes on localhost against one process.
 
-Two workers (``multihost_worker.py``) join a ``jax.distributed`` system whose coordinator
+Two workers (``helpers/multihost_worker.py``) join a ``jax.distributed`` system whose coordinator
 listens on 127.0.0.1 (loopback only), each with two CPU devices, and run the same batch with
 :func:`kane_jax.batch_simulate`, sharded over the four devices of both processes; the test
 compares what they gathered with the plain single-process ``vmap`` of the same batch.
@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-WORKER = Path(__file__).resolve().parent / "multihost_worker.py"
+WORKER = Path(__file__).resolve().parent / "helpers" / "multihost_worker.py"
 TIMEOUT_S = 180  # measured ≈ 25 s for the whole test on the 2-core VM
 
 
@@ -27,8 +27,8 @@ def _free_port() -> int:
 
 def _start_workers(tmp_path, n: int):
     port = _free_port()
-    env = dict(os.environ, JAX_PLATFORMS="cpu",
-               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep))
+    path = [str(ROOT), str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")]
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=os.pathsep.join(path).rstrip(os.pathsep))
     procs = []
     for i in range(n):
         log = open(tmp_path / f"worker{i}.log", "w")  # closed in _finish
@@ -54,7 +54,7 @@ def _finish(procs, tmp_path) -> list[int]:
 
 
 def test_two_processes_gather_the_single_process_batch(tmp_path):
-    from multihost_worker import B, batch, rollouts
+    from helpers.multihost_worker import B, batch, rollouts
 
     procs = _start_workers(tmp_path, 2)
     try:

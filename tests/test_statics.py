@@ -1,11 +1,11 @@
 """Statics (003_… eq. 55): equilibrium by Newton on the ID, holding inputs, implicit gradients."""
 
 import equinox as eqx
+import helpers.robots as wr
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-import workflow_robots as wr
 
 import kane_jax as kj
 from kane_jax.simulation import simulate

@@ -7,10 +7,10 @@ Jacobian once aborted XLA), through a closed-loop rollout with respect to a cont
 from __future__ import annotations
 
 import diffrax
+import helpers.robots as wr
 import jax
 import jax.numpy as jnp
 import numpy as np
-import workflow_robots as wr
 
 import kane_jax as kj
 from kane_jax.control import ComputedTorque

@@ -7,7 +7,7 @@ and a mixed chain (:func:`derivative_matrix.cases`), forward mode for all of the
 for the rigid and generic chains (reverse mode of soft chains compiles ≈ 6× longer); the
 whole product of joint types × 1, 2, 3 modules in both modes runs with ``-m slow``.
 
-Each body type runs in its own subprocess (``tests/derivative_matrix.py``), so an XLA check failure
+Each body type runs in its own subprocess (``tests/helpers/derivative_matrix.py``), so an XLA check failure
 that kills the process is reported as a failing test naming the case, not as a dead worker.
 Reference: five-point central differences of the same jitted map (step 2e-4); the forward- and
 reverse-mode Jacobians must agree with them to 1e-6 relative to the largest entry (5e-6 for the
@@ -24,9 +24,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from derivative_matrix import JOINTS, KINDS
+from helpers.derivative_matrix import JOINTS, KINDS
 
-WORKER = Path(__file__).resolve().parents[1] / "derivative_matrix.py"
+WORKER = Path(__file__).resolve().parents[1] / "helpers" / "derivative_matrix.py"
 RTOL = 1e-6
 # the mixed chain (rigid link, PCS, Godage section, generic body) has forward-dynamics derivatives of
 # 8e8 from light, stiff soft sections: there the five-point differences of FD level off at 7e-7-8e-7
@@ -36,7 +36,7 @@ RTOL_KIND = {"mixed": 5e-6}
 
 
 def _run(kind: str, *extra: str) -> list[dict]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(WORKER.parent), os.environ.get("PYTHONPATH", "")]))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(WORKER.parents[1]), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run([sys.executable, str(WORKER), kind, *extra], capture_output=True, text=True, timeout=1500,
                           env=env)
     started = [ln.split(" ", 1)[1] for ln in proc.stdout.splitlines() if ln.startswith("START ")]

@@ -4,7 +4,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from chains import random_state
+from helpers.robots import random_state
 from jax.test_util import check_grads
 
 import kane_jax as kj

@@ -1,11 +1,10 @@
 """Inverse dynamics against the independent Euler–Lagrange reference and closed forms."""
 
-import el_reference as el
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from chains import (
+from helpers.robots import (
     JOINT_KINDS,
     generic_beam,
     generic_blob,
@@ -17,6 +16,7 @@ from chains import (
 )
 
 import kane_jax as kj
+from kane_jax.reference import euler_lagrange as el
 
 RTOL = 1e-10  # float64; observed agreement is ~1e-15
 

@@ -1,12 +1,12 @@
 """Mass matrix, forward dynamics and their identities."""
 
-import el_reference as el
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-from chains import mixed_chain, random_state
+from helpers.robots import mixed_chain, random_state
 
 import kane_jax as kj
+from kane_jax.reference import euler_lagrange as el
 
 
 def test_mass_matrix_matches_el_and_is_spd(rng):

@@ -5,7 +5,6 @@ differences of τ along an analytic trajectory, and the Euler–Lagrange referen
 time by autodiff (shares only the geometry with the recursion).
 """
 
-import el_reference as el
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -15,6 +14,7 @@ import pytest
 import kane_jax as kj
 from kane_jax.algorithms.time_derivatives import taylor_derivatives, taylor_path
 from kane_jax.models import iiwa_like, planar_2r
+from kane_jax.reference import euler_lagrange as el
 
 ID_DERIVS = eqx.filter_jit(lambda chain, d: kj.inverse_dynamics_derivatives(chain, d, order=2))
 

@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 import numpy as np
-from soft_checks import check_smooth_at
+from helpers.checks import check_smooth_at
 
 import kane_jax as kj
 

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from model_checks_b import check_against_el, check_body_smooth_at_rest, check_smooth_at
+from helpers.checks import check_against_el_at, check_body_smooth_at_rest, check_smooth_at
 
 import kane_jax as kj
 from kane_jax.bodies import lvp_primitives as P
@@ -92,7 +92,7 @@ def test_id_matches_euler_lagrange_alone(rng):
     body = LVPBody([P.Stretch(), P.Bend("y"), P.Twist()], L, R, 1000.0, kj.NeoHookean(1e5, 0.5, 0.05),
                    order=2, n_radial=1, n_angular=3)
     chain = kj.Chain([(kj.Revolute((0, 1, 0)), body)])
-    check_against_el(chain, _states(rng, chain.nq))
+    check_against_el_at(chain, _states(rng, chain.nq))
 
 
 @pytest.mark.slow  # 46 s alone on the idle machine; LVP alone and LVP mixed cover EL in the default run
@@ -104,7 +104,7 @@ def test_id_matches_euler_lagrange_all_primitives(rng):
     # the cavity's map needs r_in² + R² f(σ) > 0 (docstring of Cavity): with r_in = 0.2 R its
     # amplitudes must stay well below 0.04, or the inner points cross the axis and g is NaN
     q = q.at[:, :2].multiply(0.1)
-    check_against_el(chain, (q, qd, qdd))
+    check_against_el_at(chain, (q, qd, qdd))
 
 
 def test_id_matches_euler_lagrange_mixed(rng):
@@ -120,7 +120,7 @@ def test_id_matches_euler_lagrange_mixed(rng):
     q, qd, qdd = _states(rng, chain.nq)
     scale = np.ones(chain.nq)
     scale[4:8] = [1.0, 0.05, 0.01, 0.01]
-    check_against_el(chain, (q * jnp.asarray(scale)[None, :], qd, qdd))
+    check_against_el_at(chain, (q * jnp.asarray(scale)[None, :], qd, qdd))
 
 
 def test_body_functions_smooth_at_rest(rng):

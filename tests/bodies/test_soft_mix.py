@@ -3,7 +3,7 @@
 import jax
 import numpy as np
 import pytest
-from soft_checks import check_against_el
+from helpers.checks import check_against_el
 
 import kane_jax as kj
 from kane_jax.bodies.cosserat import CosseratGVS, CosseratPCS

@@ -3,7 +3,7 @@
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from soft_checks import check_against_el, check_geometry_smooth_at, check_smooth_at
+from helpers.checks import check_against_el, check_geometry_smooth_at, check_smooth_at
 
 import kane_jax as kj
 from kane_jax.bodies.spatial_cc import SpatialConstantCurvature

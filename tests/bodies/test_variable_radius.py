@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from model_checks_b import check_against_el, check_body_smooth_at_rest, check_smooth_at
+from helpers.checks import check_against_el_at, check_body_smooth_at_rest, check_smooth_at
 
 import kane_jax as kj
 from kane_jax.bodies.variable_radius import VariableRadiusPCC, chamber_segment_area
@@ -81,7 +81,7 @@ def test_tangent_stiffness_symmetric_positive():
 
 def test_id_matches_euler_lagrange_alone(rng):
     chain = kj.Chain([(kj.Revolute((0, 0, 1)), VariableRadiusPCC(**SMALL))], gravity=(-9.81, 0.0, 0.0))
-    check_against_el(chain, _states(rng, chain.nq, slice(1, 5)))
+    check_against_el_at(chain, _states(rng, chain.nq, slice(1, 5)))
 
 
 # a subset of test_lvp.py::test_id_matches_euler_lagrange_mixed (rigid + CC + VR + LVP, in the default run)
@@ -92,7 +92,7 @@ def test_id_matches_euler_lagrange_mixed(rng):
     cc = kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 1e5, 0.05, elongation=True, order=3, n_radial=1, n_angular=3)
     chain = kj.Chain([(kj.Revolute((0, 1, 0)), rigid), (kj.Revolute((1, 0, 0)), cc),
                       (kj.Revolute((0, 0, 1)), VariableRadiusPCC(**SMALL))])
-    check_against_el(chain, _states(rng, chain.nq, slice(5, 9)))
+    check_against_el_at(chain, _states(rng, chain.nq, slice(5, 9)))
 
 
 @pytest.mark.slow  # subsumed by test_smooth_at_rest: the chain's q-Hessians contain the body's

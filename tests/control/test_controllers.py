@@ -1,10 +1,10 @@
 """Closed-loop tests of the model-based controllers against analytic error dynamics and Lyapunov."""
 
+import helpers.robots as wr
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-import workflow_robots as wr
 
 import kane_jax as kj
 from kane_jax.control import ActuationReference, CollocatedPFBL, ComputedTorque, PDCompensation, QuinticReference

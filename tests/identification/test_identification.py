@@ -1,11 +1,11 @@
 """Parameter identification of a hybrid robot (rigid link + planar CC segment) from simulated data."""
 
+import helpers.robots as wr
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-import workflow_robots as wr
 
 import kane_jax as kj
 from kane_jax.identification import Samples, fit, id_residual_loss, linear_least_squares, regressor, simulation_loss

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from soft_checks import rel_err
+from helpers.checks import rel_err
 
 import kane_jax as kj
 
@@ -130,7 +130,7 @@ def test_shipped_arms_match_pinocchio(name, rng):
 
 @pytest.mark.parametrize("name", ["ur10e", "iiwa_like"])
 def test_models_match_their_dh_tables(name, rng):
-    import hand_built_arms
+    from helpers import hand_built_arms
 
     g = (0.3, -1.2, -9.5)
     kw = {"gravity": g, "damping": 0.7} if name == "ur10e" else {"gravity": g}

@@ -1,11 +1,11 @@
 """Trajectory optimization: shooting through simulate (optax) and ID-based direct transcription."""
 
+import helpers.robots as wr
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 import pytest
-import workflow_robots as wr
 
 import kane_jax as kj
 from kane_jax.optimize import InputSequence, rollout, shooting, tip_reaching_cost, transcribe

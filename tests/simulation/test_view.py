@@ -182,7 +182,7 @@ def _blue(img: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 @pytest.mark.slow
 def test_page_renders_the_robot_in_chromium_without_console_errors(tmp_path):
-    from browser import Browser, chromium_path
+    from helpers.browser import Browser, chromium_path
 
     if chromium_path() is None:
         pytest.skip("Chromium is not installed (Debian: apt-get install chromium)")

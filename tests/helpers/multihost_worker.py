@@ -1,6 +1,6 @@
 """One process of the two-process batch in ``test_multihost.py`` (run as a script, not collected).
 
-``python tests/multihost_worker.py PORT PROCESS_ID NUM_PROCESSES OUT.npz``: joins the JAX
+``python tests/helpers/multihost_worker.py PORT PROCESS_ID NUM_PROCESSES OUT.npz``: joins the JAX
 distributed system whose coordinator listens on ``127.0.0.1:PORT`` (process 0 starts it), with
 two CPU devices per process, runs :func:`batch` sharded over all processes' devices, continues it
 from its final states (a global array no process can read whole), and writes the gathered
@@ -22,7 +22,8 @@ def batch():
     import equinox as eqx
     import jax.numpy as jnp
     import numpy as np
-    import workflow_robots as wr
+
+    import helpers.robots as wr
 
     rng = np.random.default_rng(7)
     q0 = jnp.asarray(rng.uniform(-1.0, 1.0, (B, 2)))

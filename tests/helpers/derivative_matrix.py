@@ -1,6 +1,6 @@
 """Worker of ``tests/algorithms/test_derivative_matrix.py``: q-derivatives of ID, M and FD for one body type.
 
-Run as ``python tests/derivative_matrix.py KIND [--hessian] [--all]``. For the cases of
+Run as ``python tests/helpers/derivative_matrix.py KIND [--hessian] [--all]``. For the cases of
 :func:`cases` (the default suite's set) or, with ``--all``, every joint type (fixed, revolute,
 prismatic, universal) × 1, 2 and 3 identical modules, it compiles ``jit(jacfwd)`` (and, see
 :func:`derivative_programs`, ``jit(jacrev)``) of ``q ↦ (ID(q, q̇, q̈), FD(q, q̇, τ)[, M(q)])``, with
@@ -28,9 +28,8 @@ jax.config.update("jax_enable_x64", True)
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(__file__))
-import chains  # noqa: E402
-
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/
+import helpers.robots as chains  # noqa: E402
 import kane_jax as kj  # noqa: E402
 from kane_jax.bodies import lvp_primitives as P  # noqa: E402
 

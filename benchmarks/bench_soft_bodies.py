@@ -1,4 +1,4 @@
-"""Per-call time of ID, mass matrix and FD for one body of each soft model of issue 3 (part A).
+"""Per-call time of ID, mass matrix and FD for one body of each rod-like soft model and a learned body.
 
 Models: spatial PCC with elongation, Cosserat PCS (all six strains), Cosserat GVS (Piecewise
 Gaussian Curvature basis of paper ``000_…`` Sim. 2, Magnus integration), Godage's three-actuator
@@ -8,7 +8,7 @@ sits on a revolute joint, gravity on, damping on.
 Method (``_common.py``): ``jax.jit`` of each function with the chain's arrays as arguments;
 compile time (trace + lower + XLA compile) measured apart; warm-up; per-call time = median over
 repeats of the mean of back-to-back calls, each blocking on its outputs. float64, CPU, one state.
-Run: ``python benchmarks/bench_bodies_a.py [--quick] [--no-fusion-emitters]``.
+Run: ``python benchmarks/bench_soft_bodies.py [--quick] [--no-fusion-emitters]``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from _common import Report, Table, conditions, jit_model, parse_args, setup_jax, time_jit  # noqa: E402
 
-ARGS = parse_args("bench_bodies_a")
+ARGS = parse_args("bench_soft_bodies")
 jax = setup_jax(True)
 
 import jax.numpy as jnp  # noqa: E402
@@ -47,7 +47,7 @@ def _models():
 
 
 def main():
-    report = Report("bench_bodies_a", ARGS, conditions("float64"),
+    report = Report("bench_soft_bodies", ARGS, conditions("float64"),
                     "One body of each soft model on a revolute joint (single state, no batch).")
     table = Table("Soft bodies (part A): per-call time, float64 CPU",
                   ["body", "nq (chain)", "mass points", "ID", "M", "FD", "compile ID / M / FD"])

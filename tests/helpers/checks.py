@@ -1,23 +1,29 @@
-"""Shared checks for the soft-body model tests (tests/bodies/test_*.py).
+"""The tests' reference checks, defined once (the body, algorithm, material and actuation tests).
+
+The Euler–Lagrange reference is :mod:`kane_jax.reference.euler_lagrange` (DESIGN §5): it lives
+in the package (scenario ``003-sim3`` times it) and shares nothing with the recursion except the
+geometry and constitutive laws; tests import it as ``from kane_jax.reference import
+euler_lagrange as el``.
 
 - :func:`check_against_el`: recursive ID == independent Euler–Lagrange reference on random
-  states (one jit of each, vmapped over the states, so a test compiles once).
+  states (one jit of each, vmapped over the states, so a test compiles once);
+  :func:`check_against_el_at` the same on given states.
 - :func:`check_smooth_at`: ID, mass matrix and FD, with their first and second derivatives with
   respect to q, are finite at a (singular-looking) configuration ``q0`` and continuous there:
   the values at ``q0`` and at ``q0 + 1e-9 d`` agree to ``rtol`` (a removable singularity written
   naively, e.g. ``sin(x)/x`` or ``(1 − cos x)/x²``, gives NaN at ``q0`` or loses ~8 digits at
-  1e-9, and fails here).
+  1e-9, and fails here); :func:`check_body_smooth_at_rest` its cheap body-level form.
 """
 
 from __future__ import annotations
 
-import el_reference as el
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 import kane_jax as kj
+from kane_jax.reference import euler_lagrange as el
 
 EL_RTOL = 1e-9  # the issue's bar; observed agreement is ~1e-15
 
@@ -129,3 +135,35 @@ def check_geometry_smooth_at(body, q0, rng, *, rtol=1e-6, eps=1e-9):
         err = float(np.max(np.abs(np.asarray(x[1] - x[0])))) / scale
         assert err < rtol, f"geometry {name} continuity at q0: relative jump {err:.3e} >= {rtol:.1e}"
     return outs
+
+
+# --- explicit-state forms (variable-radius, LVP, material and actuation tests) ---------------------
+
+def check_against_el_at(chain, states, rtol=EL_RTOL):
+    """ID == EL reference to relative ``rtol`` on the stacked states ``(q, qd, qdd)``."""
+    ours, ref = _id_vs_el(chain, *states)
+    for k in range(ours.shape[0]):
+        err = rel_err(ours[k], ref[k])
+        assert err < rtol, f"ID vs EL, state {k}: relative error {err:.3e}"
+    return rel_err(ours, ref)
+
+
+@eqx.filter_jit
+def _body_derivatives(body, qs, qd):
+    def f(q):
+        return jnp.concatenate([body.tip(q).ravel(), body.points_in_frame(q).ravel(), body.internal_force(q, qd)])
+
+    return jax.vmap(lambda q: value_jac_hess(f, q))(qs)
+
+
+def check_body_smooth_at_rest(body, rng, *, rtol=1e-6, eps=1e-9):
+    """Distal frame, mass points and internal force of a body with their 1st/2nd q-derivatives:
+    finite at ``q = 0`` and equal (to ``rtol``) at ``eps`` from it (cheap form of :func:`check_smooth_at`)."""
+    d = rng.normal(size=body.nq)
+    qs = jnp.stack([jnp.zeros(body.nq), eps * jnp.asarray(d / np.linalg.norm(d))])
+    out = _body_derivatives(body, qs, jnp.asarray(rng.normal(size=body.nq)))
+    for name, x in zip(("value", "jacobian", "hessian"), out):
+        x = np.asarray(x)
+        assert np.all(np.isfinite(x)), f"{name} not finite at q = 0 or at {eps}"
+        err = rel_err(x[1], x[0])
+        assert err < rtol, f"{name} not continuous at q = 0: relative change {err:.3e} over {eps}"

@@ -1,4 +1,4 @@
-"""Per-call time of ID, mass matrix and FD for one body of each model of issue 3 (part B).
+"""Per-call time of ID, mass matrix and FD for the bodies whose cross-sections deform.
 
 Models: variable-radius PCC (paper ``000_…`` Sim. 1, with its strain energy and Kelvin–Voigt
 damping), an LVP body (paper ``003_…``: stretch + two bends + twist + two shears, incompressible
@@ -7,7 +7,7 @@ Neo-Hookean), and the planar CC of the core as a peer. Each body sits on a revol
 Method: ``equinox.filter_jit`` of each function; compile time measured apart
 (``lower(...).compile()``); warm-up call; per call time = median over ``--repeats`` repeats of the
 mean of ``--number`` back-to-back calls, each blocking on the outputs (``block_until_ready``).
-float64, CPU, single state (no batch). Run: ``python benchmarks/bench_bodies_b.py``.
+float64, CPU, single state (no batch). Run: ``python benchmarks/bench_deforming_sections.py``.
 """
 
 from __future__ import annotations
