@@ -58,6 +58,7 @@ from ..bodies.lvp_primitives import Bend, Shear, Stretch, Twist
 from ..bodies.materials import NeoHookean
 from ..chain import Chain
 from ..control.pfbl import CollocatedPFBL
+from ..control.pull_only import PullOnly
 from ..control.reference import ActuationReference, second_order_along
 from ..joints import Fixed
 from ..simulation import plotting
@@ -167,7 +168,7 @@ class FourierReference(eqx.Module):
 
 def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float = 40.0, rtol: float = 1e-6,
         n_save: int = 161, order: int = 2, n_radial: int = 1, n_angular: int = 4, plots: bool = True,
-        keep_trajectory: bool = False) -> dict:
+        keep_trajectory: bool = False, pull_only: bool = True) -> dict:
     """Statics along the references, then the PFBL-controlled simulation up to ``t1`` (default ``T``).
 
     Arguments:
@@ -175,6 +176,9 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
             ``./kane_jax_out/003-sim1``). kp, kd: PFBL gains. rtol: solver tolerance (atol = rtol/10).
         n_save: saved samples. order, n_radial, n_angular: quadrature of the bodies.
         plots: write the PNGs. keep_trajectory: add the trajectory as ``"trajectory"``.
+        pull_only: the tendons only pull (:class:`~kane_jax.control.PullOnly`: the PFBL's force
+            re-allocated onto non-negative tensions); False: the paper's law as it is, whose
+            tensions may be negative (its error obeys the closed-form decay).
 
     Returns:
         summary: timings, the statics (Newton steps, worst residual), the actuation-coordinate
@@ -198,13 +202,14 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
         raise RuntimeError(f"{NAME}: Newton did not converge at statics samples {np.flatnonzero(~np.asarray(ok))}.")
     ref_q = FourierReference.fit(q_eq, PERIOD, N_HARMONICS)
     ctrl = CollocatedPFBL(chain, ActuationReference(chain, ref_q), kp=kp, kd=kd)
-    traj, info = timed_simulate(chain, rest, jnp.zeros(chain.nq), t_end, control=ctrl, n_save=n_save, rtol=rtol,
+    law = PullOnly(ctrl, chain) if pull_only else ctrl
+    traj, info = timed_simulate(chain, rest, jnp.zeros(chain.nq), t_end, control=law, n_save=n_save, rtol=rtol,
                                 atol=rtol / 10)
     check_finite(traj, NAME)
     resid, y_ref, y, tip_path = _post(chain, ctrl, q_eq, x_ref, traj.ts, traj.q)
     tip_path = np.asarray(tip_path)  # (T, 3, 3)
     summary = {"name": NAME, "description": DESCRIPTION, **info, "nq": chain.nq, "nu": chain.nu,
-               "statics_s": statics_s, "statics_newton_steps_max": int(jnp.max(steps)),
+               "pull_only": pull_only, "statics_s": statics_s, "statics_newton_steps_max": int(jnp.max(steps)),
                "statics_residual_max": float(jnp.max(jnp.abs(resid))),
                "final_actuation_error_m": float(jnp.max(jnp.abs(y[-1] - y_ref[-1]))),
                "max_tendon_tension_N": float(np.max(np.asarray(traj.u))),

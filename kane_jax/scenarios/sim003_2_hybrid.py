@@ -67,6 +67,7 @@ from ..bodies.materials import NeoHookean
 from ..chain import Chain
 from ..control.pd_compensation import PDCompensation
 from ..control.pfbl import CollocatedPFBL
+from ..control.pull_only import PullOnly
 from ..control.reference import CubicReference
 from ..joints import Fixed
 from ..models.robots import ur10e
@@ -178,7 +179,7 @@ def gripper_closure(chain: Chain, q) -> jax.Array:
 
 def run(t1: float | None = None, out_dir=None, *, windows=WINDOWS, rtol: float = 1e-7, n_save: int = 221,
         gripper_order: int = 2, gripper_n_radial: int = 1, gripper_n_angular: int = 4, plots: bool = True,
-        keep_trajectory: bool = False) -> dict:
+        keep_trajectory: bool = False, pull_only: bool = True) -> dict:
     """Simulate the three sub-tasks up to ``t1`` (default ``T₃`` = 5.5 s) and write the plots.
 
     Arguments:
@@ -187,6 +188,9 @@ def run(t1: float | None = None, out_dir=None, *, windows=WINDOWS, rtol: float =
         windows: ends ``(T₁, T₂, T₃)`` [s] of the sub-tasks. rtol: solver tolerance (atol = rtol/10).
         n_save: saved samples. gripper_*: quadrature of the LVP gripper. plots: write the PNGs.
         keep_trajectory: add the :class:`~kane_jax.simulation.simulate.Trajectory` as ``"trajectory"``.
+        pull_only: the tendons only pull (:class:`~kane_jax.control.PullOnly` re-allocates the PD's
+            tendon force onto non-negative tensions; motors and pressure as asked); False: the
+            paper's law as it is, whose tensions may be negative. Sub-task (i) asks no tension.
 
     Returns:
         summary: timings (``wall_s``, ``compile_s``, ``run_s``, ``real_time_factor``), the PFBL
@@ -208,13 +212,15 @@ def run(t1: float | None = None, out_dir=None, *, windows=WINDOWS, rtol: float =
                        gripper_n_angular=gripper_n_angular)
     ctrl = make_controller(chain, windows=windows, with_pd=t_end > windows[0])
     q0 = jnp.zeros(chain.nq).at[:6].set(jnp.asarray(Q_UR_START))
-    traj, info = timed_simulate(chain, q0, jnp.zeros(chain.nq), t_end, control=ctrl, n_save=n_save, rtol=rtol,
+    law = PullOnly(ctrl, chain, pulling=(6, 7, 8)) if pull_only and t_end > windows[0] else ctrl
+    traj, info = timed_simulate(chain, q0, jnp.zeros(chain.nq), t_end, control=law, n_save=n_save, rtol=rtol,
                                 atol=rtol / 10)
     check_finite(traj, NAME)
     ts, qs = np.asarray(traj.ts), np.asarray(traj.q)
     q_ref = np.asarray(jax.vmap(lambda t: ctrl.pfbl.reference(t)[0])(traj.ts))
     phase1 = ts < windows[0]
     summary = {"name": NAME, "description": DESCRIPTION, **info, "nq": chain.nq, "nu": chain.nu,
+               "pull_only": pull_only,
                "max_joint_tracking_error_rad": float(np.max(np.abs(qs[phase1, :6] - q_ref[phase1]))),
                "final_joint_error_rad": float(np.max(np.abs(qs[-1, :6] - q_ref[-1])))}
     if t_end >= windows[1]:

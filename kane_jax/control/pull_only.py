@@ -1,0 +1,69 @@
+"""Any controller, with its tendons made to pull only (non-negative allocation of its force)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import equinox as eqx
+import jax.numpy as jnp
+
+from .._types import Array, Config
+from ..algorithms.actuation import input_matrix
+from ..chain import Chain
+from .allocation import allocate_tensions
+
+
+class PullOnly(eqx.Module):
+    """Wraps a controller ``u(t, q, q̇)`` so that the inputs ``pulling`` (tendons) never push.
+
+    The wrapped law asks for ``u``; its generalized force ``τ_d = B(q) u`` (``B = A(q)ᵀ``, the
+    actuation matrix) is re-allocated: the other inputs (motors, pressures) are kept as asked,
+    and the pulling ones solve :func:`~kane_jax.control.allocate_tensions`, the bounded
+    least-squares match of what remains of ``τ_d``. Where the law asks only for pulls the result is
+    the law itself (to the QP's tolerance); where it asks a tendon to push, the nearest force the
+    tendons can make replaces it, so tracking degrades by what the pulls cannot produce.
+
+    Arguments:
+        controller: a callable ``u(t, q, q̇)`` of ``chain.nu`` inputs.
+        chain: the chain the controller drives (its actuators give ``B(q)``).
+        pulling: indices of the inputs that only pull (default: all).
+        minimum: least tension (scalar or per pulling input; default 0).
+        maximum: optional greatest tension.
+        pretension: tensions preferred among equally good ones (the co-contraction; default
+            ``minimum``).
+
+    Raises:
+        ValueError: a chain without actuators, or ``pulling`` indices outside ``0 … nu − 1`` or
+            repeated.
+    """
+
+    controller: Callable
+    chain: Chain
+    pulling: tuple[int, ...] = eqx.field(static=True)
+    minimum: Array
+    maximum: Array | None
+    pretension: Array | None
+
+    def __init__(self, controller: Callable, chain: Chain, *, pulling: Sequence[int] | None = None,
+                 minimum=0.0, maximum=None, pretension=None):
+        if chain.nu == 0:
+            raise ValueError("chain: expected a chain with actuators (nu > 0), got nu = 0")
+        idx = tuple(range(chain.nu)) if pulling is None else tuple(int(i) for i in pulling)
+        if not idx or len(set(idx)) != len(idx) or min(idx) < 0 or max(idx) >= chain.nu:
+            raise ValueError(f"pulling: expected distinct input indices in 0..{chain.nu - 1}, got {pulling!r}")
+        self.controller = controller
+        self.chain = chain
+        self.pulling = idx
+        self.minimum = jnp.asarray(minimum, dtype=float)
+        self.maximum = None if maximum is None else jnp.asarray(maximum, dtype=float)
+        self.pretension = None if pretension is None else jnp.asarray(pretension, dtype=float)
+
+    def __call__(self, t, q: Config, qd: Config) -> Array:
+        u = self.controller(t, q, qd)
+        b = input_matrix(self.chain, q)  # (nq, nu)
+        pull = jnp.asarray(self.pulling)
+        tau_d = b[:, pull] @ u[pull]  # what the pulling inputs were asked to produce
+        tension = allocate_tensions(b[:, pull].T, tau_d, minimum=self.minimum.astype(q.dtype),
+                                    maximum=None if self.maximum is None else self.maximum.astype(q.dtype),
+                                    pretension=None if self.pretension is None else self.pretension.astype(q.dtype))
+        return u.at[pull].set(tension.astype(u.dtype))

@@ -1,0 +1,60 @@
+"""PullOnly: a controller's tendon force re-allocated onto non-negative tensions (SciPy's NNLS as reference)."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from scipy.optimize import nnls
+
+import kane_jax as kj
+from kane_jax.control import PullOnly
+from kane_jax.lie import make_pose
+
+
+def _arm():
+    """A motorized revolute link carrying a tendon-driven Cosserat segment (3 tendons at 120°)."""
+    link = kj.RigidBody(0.5, (0.1, 0.0, 0.0), jnp.diag(jnp.array([1e-4, 2e-3, 2e-3])),
+                        tip=make_pose(jnp.eye(3), jnp.array([0.2, 0.0, 0.0])))
+    seg = kj.CosseratPCS(0.2, 0.01, strains=("bend_y", "bend_z", "stretch"))
+    tendons = [kj.Tendon(1, [(0.008 * np.cos(a), 0.008 * np.sin(a))]) for a in (0.0, 2.1, 4.2)]
+    return kj.Chain([(kj.Revolute((0, 0, 1)), link), (kj.Fixed(), seg)], gravity=(0.0, 0.0, -9.81),
+                    actuators=[kj.JointMotor([0]), *tendons])
+
+
+@pytest.fixture(scope="module")
+def arm_state():
+    ch = _arm()
+    q = jnp.array([0.3, 0.8, -0.4, 0.02])
+    return ch, q, jnp.zeros(ch.nq), np.asarray(kj.actuation_matrix(ch, q))
+
+
+def test_pulls_asked_are_kept(arm_state):
+    ch, q, qd, _ = arm_state
+    asked = jnp.array([1.7, 2.0, 0.5, 1.0])  # motor torque and three positive tensions
+    u = jax.jit(PullOnly(lambda t, q, qd: asked, ch, pulling=(1, 2, 3)))(0.0, q, qd)
+    assert float(u[0]) == 1.7  # the motor: exactly as asked
+    np.testing.assert_allclose(u[1:], asked[1:], rtol=1e-6, atol=1e-7)
+
+
+def test_pushes_asked_become_the_nearest_pulls(arm_state):
+    ch, q, qd, b = arm_state
+    asked = jnp.array([-0.4, 3.0, -2.0, 0.5])  # the second tendon would push
+    u = np.asarray(jax.jit(PullOnly(lambda t, q, qd: asked, ch, pulling=(1, 2, 3)))(0.0, q, qd))
+    assert u[0] == -0.4 and u[1:].min() >= -1e-9
+    ref, _ = nnls(b[:, 1:], b[:, 1:] @ np.asarray(asked[1:]))  # independent NNLS of the tendon force
+    np.testing.assert_allclose(u[1:], ref, rtol=1e-5, atol=1e-6)
+    # the force the tendons make is the least-squares nearest to the one asked
+    np.testing.assert_allclose(np.linalg.norm(b[:, 1:] @ (u[1:] - np.asarray(asked[1:]))),
+                               np.linalg.norm(b[:, 1:] @ (ref - np.asarray(asked[1:]))), rtol=1e-6, atol=1e-9)
+
+
+def test_bad_arguments_are_named(arm_state):
+    ch = arm_state[0]
+    with pytest.raises(ValueError, match="pulling"):
+        PullOnly(lambda t, q, qd: jnp.zeros(4), ch, pulling=(1, 4))
+    with pytest.raises(ValueError, match="pulling"):
+        PullOnly(lambda t, q, qd: jnp.zeros(4), ch, pulling=(1, 1))
+    with pytest.raises(ValueError, match="chain"):
+        PullOnly(lambda t, q, qd: jnp.zeros(1), kj.Chain([(kj.Revolute((0, 0, 1)), _arm().modules[0][1])]))
