@@ -37,7 +37,8 @@ def allocate_tensions(
         pretension: the inputs preferred among equally good ones (scalar or ``(nu,)``; default
             ``minimum``), e.g. a co-contraction that keeps tendons taut.
         weight: ``w``, the weight of ``‖u − p‖²`` relative to the force residual, itself scaled by
-            the mean ``‖A_j‖²`` (small: the residual comes first).
+            the smallest non-zero eigenvalue of ``A Aᵀ`` (small: the residual comes first in every
+            direction the inputs reach; the relative bias of a reachable force is ≈ ``w``).
         tol: qpax's solver tolerance.
 
     Returns:
@@ -79,8 +80,13 @@ def allocate_tensions(
             pass
         g, h = jnp.concatenate([g, eye]), jnp.concatenate([h, hi])
     # ½ uᵀ Q u + cᵀ u with Q = 2 (A Aᵀ + w I), c = −2 (A τ + w p)
-    # w is relative to the mean ‖A_j‖², so the residual's priority does not depend on units
-    w = weight * jnp.maximum(jnp.trace(a @ a.T) / nu, jnp.finfo(a.dtype).tiny)
+    # w is relative to the smallest non-zero eigenvalue of A Aᵀ: the residual comes first in every
+    # direction the inputs reach, however ill-conditioned A is (a tendon's bending lever is ~100x
+    # smaller than its axial one), and the pretension decides only in A's null space. A solver
+    # setting, not a model quantity: no gradient flows through it.
+    ev = jax.lax.stop_gradient(jnp.linalg.eigvalsh(a @ a.T))
+    top = jnp.maximum(ev[-1], jnp.finfo(a.dtype).tiny)
+    w = weight * jnp.min(jnp.where(ev > 1e-10 * top, ev, top))
     quad = 2.0 * (a @ a.T + w * eye)
     lin = -2.0 * (a @ tau + w * p)
     none = jnp.zeros((0, nu), dtype=a.dtype)

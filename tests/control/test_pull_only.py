@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import jax
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -33,7 +33,7 @@ def arm_state():
 def test_pulls_asked_are_kept(arm_state):
     ch, q, qd, _ = arm_state
     asked = jnp.array([1.7, 2.0, 0.5, 1.0])  # motor torque and three positive tensions
-    u = jax.jit(PullOnly(lambda t, q, qd: asked, ch, pulling=(1, 2, 3)))(0.0, q, qd)
+    u = eqx.filter_jit(PullOnly(lambda t, q, qd: asked, ch, pulling=(1, 2, 3)))(0.0, q, qd)
     assert float(u[0]) == 1.7  # the motor: exactly as asked
     np.testing.assert_allclose(u[1:], asked[1:], rtol=1e-6, atol=1e-7)
 
@@ -41,7 +41,7 @@ def test_pulls_asked_are_kept(arm_state):
 def test_pushes_asked_become_the_nearest_pulls(arm_state):
     ch, q, qd, b = arm_state
     asked = jnp.array([-0.4, 3.0, -2.0, 0.5])  # the second tendon would push
-    u = np.asarray(jax.jit(PullOnly(lambda t, q, qd: asked, ch, pulling=(1, 2, 3)))(0.0, q, qd))
+    u = np.asarray(eqx.filter_jit(PullOnly(lambda t, q, qd: asked, ch, pulling=(1, 2, 3)))(0.0, q, qd))
     assert u[0] == -0.4 and u[1:].min() >= -1e-9
     ref, _ = nnls(b[:, 1:], b[:, 1:] @ np.asarray(asked[1:]))  # independent NNLS of the tendon force
     np.testing.assert_allclose(u[1:], ref, rtol=1e-5, atol=1e-6)
