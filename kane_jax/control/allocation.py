@@ -87,8 +87,10 @@ def allocate_tensions(
     ev = jax.lax.stop_gradient(jnp.linalg.eigvalsh(a @ a.T))
     top = jnp.maximum(ev[-1], jnp.finfo(a.dtype).tiny)
     w = weight * jnp.min(jnp.where(ev > 1e-10 * top, ev, top))
-    quad = 2.0 * (a @ a.T + w * eye)
-    lin = -2.0 * (a @ tau + w * p)
+    # the objective divided by w (same minimizer): the pretension's curvature is 2, so the solver's
+    # tolerance resolves the null space too (at scale w it stopped wherever it started there)
+    quad = 2.0 * (a @ a.T / w + eye)
+    lin = -2.0 * (a @ tau / w + p)
     none = jnp.zeros((0, nu), dtype=a.dtype)
     with jax.numpy_rank_promotion("allow"):  # qpax broadcasts implicitly (a user may have set "raise")
         return qpax.solve_qp_primal(quad, lin, none, jnp.zeros((0,), a.dtype), g, h, solver_tol=tol)

@@ -27,30 +27,40 @@ class PullOnly(eqx.Module):
         controller: a callable ``u(t, q, q̇)`` of ``chain.nu`` inputs.
         chain: the chain the controller drives (its actuators give ``B(q)``).
         pulling: indices of the inputs that only pull (default: all).
+        match: indices of the generalized coordinates whose force is matched (default: all). The
+            match is least squares in generalized forces, so coordinates with large levers (a
+            tendon's axial force, ~1/offset times its bending moment) dominate it; leave out what
+            the tendons need not control (e.g. a segment's elongation), and the pretension then
+            sets the co-contraction that the left-out coordinates absorb.
         minimum: least tension (scalar or per pulling input; default 0).
         maximum: optional greatest tension.
         pretension: tensions preferred among equally good ones (the co-contraction; default
             ``minimum``).
 
     Raises:
-        ValueError: a chain without actuators, or ``pulling`` indices outside ``0 … nu − 1`` or
-            repeated.
+        ValueError: a chain without actuators, ``pulling`` indices outside ``0 … nu − 1`` or
+            repeated, ``match`` indices outside ``0 … nq − 1`` or repeated.
     """
 
     controller: Callable
     chain: Chain
     pulling: tuple[int, ...] = eqx.field(static=True)
+    match: tuple[int, ...] = eqx.field(static=True)
     minimum: Array
     maximum: Array | None
     pretension: Array | None
 
     def __init__(self, controller: Callable, chain: Chain, *, pulling: Sequence[int] | None = None,
-                 minimum=0.0, maximum=None, pretension=None):
+                 match: Sequence[int] | None = None, minimum=0.0, maximum=None, pretension=None):
         if chain.nu == 0:
             raise ValueError("chain: expected a chain with actuators (nu > 0), got nu = 0")
         idx = tuple(range(chain.nu)) if pulling is None else tuple(int(i) for i in pulling)
         if not idx or len(set(idx)) != len(idx) or min(idx) < 0 or max(idx) >= chain.nu:
             raise ValueError(f"pulling: expected distinct input indices in 0..{chain.nu - 1}, got {pulling!r}")
+        rows = tuple(range(chain.nq)) if match is None else tuple(int(i) for i in match)
+        if not rows or len(set(rows)) != len(rows) or min(rows) < 0 or max(rows) >= chain.nq:
+            raise ValueError(f"match: expected distinct coordinate indices in 0..{chain.nq - 1}, got {match!r}")
+        self.match = rows
         self.controller = controller
         self.chain = chain
         self.pulling = idx
@@ -60,7 +70,7 @@ class PullOnly(eqx.Module):
 
     def __call__(self, t, q: Config, qd: Config) -> Array:
         u = self.controller(t, q, qd)
-        b = input_matrix(self.chain, q)  # (nq, nu)
+        b = input_matrix(self.chain, q)[jnp.asarray(self.match)]  # (rows matched, nu)
         pull = jnp.asarray(self.pulling)
         tau_d = b[:, pull] @ u[pull]  # what the pulling inputs were asked to produce
         tension = allocate_tensions(b[:, pull].T, tau_d, minimum=self.minimum.astype(q.dtype),

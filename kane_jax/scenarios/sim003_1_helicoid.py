@@ -176,8 +176,8 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
             ``./kane_jax_out/003-sim1``). kp, kd: PFBL gains. rtol: solver tolerance (atol = rtol/10).
         n_save: saved samples. order, n_radial, n_angular: quadrature of the bodies.
         plots: write the PNGs. keep_trajectory: add the trajectory as ``"trajectory"``.
-        pull_only: the tendons only pull (:class:`~kane_jax.control.PullOnly`: the PFBL's force
-            re-allocated onto non-negative tensions); False: the paper's law as it is, whose
+        pull_only: the tendons only pull (:class:`~kane_jax.control.PullOnly`: the PFBL's bending
+            moments re-allocated onto non-negative tensions); False: the paper's law as it is, whose
             tensions may be negative (its error obeys the closed-form decay).
 
     Returns:
@@ -202,7 +202,11 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
         raise RuntimeError(f"{NAME}: Newton did not converge at statics samples {np.flatnonzero(~np.asarray(ok))}.")
     ref_q = FourierReference.fit(q_eq, PERIOD, N_HARMONICS)
     ctrl = CollocatedPFBL(chain, ActuationReference(chain, ref_q), kp=kp, kd=kd)
-    law = PullOnly(ctrl, chain) if pull_only else ctrl
+    # the tendons match the PFBL's bending moments (Bend y/z coordinates of each body, q[8b+1 : 8b+5]);
+    # stretch, twist and shear take what their pulls give (in generalized forces the axial lever is
+    # ~1/RADIUS times the bending one and would otherwise decide the allocation)
+    bends = tuple(8 * b + k for b in range(3) for k in range(1, 5))
+    law = PullOnly(ctrl, chain, match=bends) if pull_only else ctrl
     traj, info = timed_simulate(chain, rest, jnp.zeros(chain.nq), t_end, control=law, n_save=n_save, rtol=rtol,
                                 atol=rtol / 10)
     check_finite(traj, NAME)

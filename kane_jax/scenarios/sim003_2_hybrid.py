@@ -189,7 +189,8 @@ def run(t1: float | None = None, out_dir=None, *, windows=WINDOWS, rtol: float =
         n_save: saved samples. gripper_*: quadrature of the LVP gripper. plots: write the PNGs.
         keep_trajectory: add the :class:`~kane_jax.simulation.simulate.Trajectory` as ``"trajectory"``.
         pull_only: the tendons only pull (:class:`~kane_jax.control.PullOnly` re-allocates the PD's
-            tendon force onto non-negative tensions; motors and pressure as asked); False: the
+            bending moments onto non-negative tensions, the elongation taking what the pulls
+            give; motors and pressure as asked); False: the
             paper's law as it is, whose tensions may be negative. Sub-task (i) asks no tension.
 
     Returns:
@@ -212,7 +213,8 @@ def run(t1: float | None = None, out_dir=None, *, windows=WINDOWS, rtol: float =
                        gripper_n_angular=gripper_n_angular)
     ctrl = make_controller(chain, windows=windows, with_pd=t_end > windows[0])
     q0 = jnp.zeros(chain.nq).at[:6].set(jnp.asarray(Q_UR_START))
-    law = PullOnly(ctrl, chain, pulling=(6, 7, 8)) if pull_only and t_end > windows[0] else ctrl
+    # the tendons match the PD's bending moments; the elongation takes what their pulls give
+    law = PullOnly(ctrl, chain, pulling=(6, 7, 8), match=(6, 7)) if pull_only and t_end > windows[0] else ctrl
     traj, info = timed_simulate(chain, q0, jnp.zeros(chain.nq), t_end, control=law, n_save=n_save, rtol=rtol,
                                 atol=rtol / 10)
     check_finite(traj, NAME)

@@ -58,3 +58,25 @@ def test_bad_arguments_are_named(arm_state):
         PullOnly(lambda t, q, qd: jnp.zeros(4), ch, pulling=(1, 1))
     with pytest.raises(ValueError, match="chain"):
         PullOnly(lambda t, q, qd: jnp.zeros(1), kj.Chain([(kj.Revolute((0, 0, 1)), _arm().modules[0][1])]))
+
+
+def test_matching_the_bending_moments_only(arm_state):
+    ch, q, qd, b = arm_state
+    asked = jnp.array([0.0, 3.0, -2.0, 0.5])
+    u = np.asarray(eqx.filter_jit(PullOnly(lambda t, q, qd: asked, ch, pulling=(1, 2, 3), match=(1, 2)))(0.0, q, qd))
+    rows = b[1:3, 1:]  # bend_y, bend_z rows of the tendons' columns
+    target = rows @ np.asarray(asked[1:])
+    # three tendons, two moments: reachable with pulls, so matched exactly, least tension
+    np.testing.assert_allclose(rows @ u[1:], target, rtol=1e-6, atol=1e-9)
+    assert u[1:].min() >= -1e-9 and np.isclose(u[1:].min(), 0.0, atol=1e-6)
+    with pytest.raises(ValueError, match="match"):
+        PullOnly(lambda t, q, qd: asked, ch, match=(9,))
+
+
+def test_nothing_asked_gives_the_pretension_in_the_null_space(arm_state):
+    # three tendons, two matched moments: a one-dimensional null space that only the pretension
+    # decides; the solver must resolve it (it once stopped at its starting point, ≈ 1 N each)
+    ch, q, qd, _ = arm_state
+    law = PullOnly(lambda t, q, qd: jnp.zeros(4), ch, pulling=(1, 2, 3), match=(1, 2))
+    # all three bounds active: the interior-point solver stops ≈ 3e-6 N inside them (measured)
+    np.testing.assert_allclose(eqx.filter_jit(law)(0.0, q, qd), np.zeros(4), atol=1e-5)
