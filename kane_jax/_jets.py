@@ -43,28 +43,34 @@ def _lift(*xs: Array) -> list[Array]:
     return [x.reshape((1,) * (n - x.ndim) + x.shape) for x in xs]
 
 
+def _sum3(x: Array, axis: int) -> Array:
+    """Sum over an axis of size 3 as two elementwise adds: XLA:CPU fuses them with their operands,
+    where a ``reduce`` over a minor axis of 3 stays a loop of its own (2.3x slower batched ID)."""
+    return x.take(0, axis) + x.take(1, axis) + x.take(2, axis)
+
+
 def mv(m: Array, v: Array) -> Array:
     """``m @ v`` for 3×3 ``m`` (leading batch axes broadcast), without a dot kernel."""
     m, v = _lift(m, v[..., None, :])
-    return jnp.sum(m * v, axis=-1)
+    return _sum3(m * v, -1)
 
 
 def mtv(m: Array, v: Array) -> Array:
     """``mᵀ @ v`` for 3×3 ``m``."""
     m, v = _lift(m, v[..., :, None])
-    return jnp.sum(m * v, axis=-2)
+    return _sum3(m * v, -2)
 
 
 def mm(a: Array, b: Array) -> Array:
     """``a @ b`` for 3×3 matrices (leading batch axes broadcast), without a dot kernel."""
     a, b = _lift(a[..., :, :, None], b[..., None, :, :])
-    return jnp.sum(a * b, axis=-2)
+    return _sum3(a * b, -2)
 
 
 def mtm(a: Array, b: Array) -> Array:
     """``aᵀ @ b`` for 3×3 matrices."""
     a, b = _lift(a[..., :, :, None], b[..., :, None, :])
-    return jnp.sum(a * b, axis=-3)
+    return _sum3(a * b, -3)
 
 
 def cross(a: Array, b: Array) -> Array:
@@ -77,7 +83,7 @@ def cross(a: Array, b: Array) -> Array:
 def dot(a: Array, b: Array) -> Array:
     """Dot product along the last axis (leading axes broadcast)."""
     a, b = _lift(a, b)
-    return jnp.sum(a * b, axis=-1)
+    return _sum3(a * b, -1) if a.shape[-1] == 3 else jnp.sum(a * b, axis=-1)
 
 
 def velocity(jet: PoseJet, qd: Config) -> Array:

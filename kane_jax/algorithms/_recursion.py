@@ -64,7 +64,7 @@ def _backward(terms: ModuleTerms, f: Array, tau: Array, pi: Array, tip: Wrench, 
         t, fi, ti, pii, inner = x
         force = fi + distal.force
         torque = ti + distal.torque
-        gen = pii + jnp.sum(t.gen[:, :3] * torque[None], axis=-1) + jnp.sum(t.gen[:, 3:] * force[None], axis=-1)
+        gen = pii + mv(t.gen[:, :3], torque) + mv(t.gen[:, 3:], force)
         if inner is not None:
             gen = gen + inner
         out = Wrench(mv(t.rot, force), mv(t.rot, torque + cross(t.trans_local, force)))
@@ -108,8 +108,8 @@ def id_recursion(chain, terms: ModuleTerms, qdd: Config | None, base_acc: Vec3, 
                + 2 * ((h[0, 0] + h[1, 1] + h[2, 2]) * w - mv(h, w)) + acc_moment)
         quad = jnp.sum(m.jac_second * (w[:, None] * w[None, :])[None], axis=(1, 2)) - dot(w, w) * (
             m.jac_second[:, 0, 0] + m.jac_second[:, 1, 1] + m.jac_second[:, 2, 2])
-        pi = (jnp.sum(m.jac_first * a[None], axis=-1) - jnp.sum(t.jac_rot * dw[None], axis=-1) + quad
-              - 2 * jnp.sum(m.gyro * w[None], axis=-1) + acc_proj)
+        pi = (mv(m.jac_first, a) - mv(t.jac_rot, dw) + quad
+              - 2 * mv(m.gyro, w) + acc_proj)
         out = FrameMotion(w, dw, a)
         return out, (out, f, tau, pi)
 
@@ -137,7 +137,7 @@ def mass_columns(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
             c = m.first
             f = m.mass * a + cross(dw, c) + _rows_dot(m.jac_first, e_row)
             tau = cross(c, a) + mv(t.inertia, dw) - _rows_dot(t.jac_rot, e_row)
-            pi = (jnp.sum(m.jac_first * a[None], axis=-1) - jnp.sum(t.jac_rot * dw[None], axis=-1)
+            pi = (mv(m.jac_first, a) - mv(t.jac_rot, dw)
                   + jnp.sum(m.gram * e_row[None, :], axis=1))
             return (dw, a), (f, tau, pi)
 
