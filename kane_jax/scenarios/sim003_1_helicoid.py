@@ -34,9 +34,11 @@ keep compile time down; pass ``order`` etc. for more.
 Measured (``run(t1=0.5)`` through ``kane-jax run``, idle 2-core CPU, float64, 2026-11-22): statics
 206 s including its compile (24 samples, at most 18 Levenberg–Marquardt iterations, residual
 2e-13); simulation 157 s compile + 43 s run for 0.5 s (1,364 Tsit5 steps at rtol 1e-6, 0.012× real
-time), 432 s wall, 3.9 GB peak memory; tendon-coordinate error 1.1e-7 m at 0.5 s. **Known
-limitation**, as in ``003-sim2``: the PFBL asks for tensions of −1.5…+1.4 N, i.e. the tendons also
-push (no non-negative allocation).
+time), 432 s wall, 3.9 GB peak memory; tendon-coordinate error 1.1e-7 m at 0.5 s, with the
+paper's law, which asks for tensions of −1.5…+1.4 N (the tendons also push). By default the
+tendons only pull (:class:`~kane_jax.control.PullOnly`, matching the bending moments; 2026-11-23):
+tensions 0…2.6 N, tendon-coordinate error 2.6 mm at 0.5 s, statics 278 s, simulation 215 s
+compile + 71.9 s run, 579 s wall.
 """
 
 from __future__ import annotations
