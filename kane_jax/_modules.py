@@ -146,6 +146,18 @@ def chain_vector(chain, rows: Float[Array, "N n_max"]) -> Config:
     return rows.reshape(-1)[jnp.asarray(lay.flat_index())]
 
 
+def chain_block_diagonal(chain, blocks: Float[Array, "N n_max n_max"]) -> Float[Array, "nq nq"]:
+    """Per-module ``(n_max, n_max)`` blocks (rows and columns laid out as :func:`module_rows`) as
+    the block-diagonal ``(nq, nq)`` chain matrix."""
+    lay = chain.layout
+    n, k = lay.n_modules, lay.n_max
+    full = jnp.einsum("ij,iab->iajb", jnp.eye(n, dtype=blocks.dtype), blocks).reshape(n * k, n * k)
+    if all(m == k for m in lay.module_nq):
+        return full
+    index = jnp.asarray(lay.flat_index())
+    return full[index][:, index]
+
+
 def pad_rows(x: Array, front: int, total: int, axes: tuple[int, ...] = (0,)) -> Array:
     """Zero-pad ``x`` along ``axes`` so that its rows sit at ``[front, front + len)`` of ``total`` rows."""
     if all(x.shape[a] == total for a in axes):

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from .._jets import compose, place, velocity
-from .._modules import map_modules, n_rows, pad_rows
+from .._modules import chain_block_diagonal, map_modules, n_rows, pad_rows
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..bodies._moments import BodyMoments
 
@@ -100,6 +101,25 @@ def internal_forces(chain, q: Config, qd: Config) -> Float[Array, "N n_max"]:
         return pad_rows(force, 0, n_max)
 
     return map_modules(chain, one, q, qd)
+
+
+def internal_force_derivatives(chain, q: Config, qd: Config) -> tuple[Float[Array, "nq nq"], Float[Array, "nq nq"]]:
+    """``∂Q_int/∂q`` and ``∂Q_int/∂q̇``, block diagonal: each module's forces depend on its own
+    coordinates only, so each block is one forward-mode Jacobian per group of identical modules."""
+    n_max = n_rows(chain)
+
+    def one(joint, body, x, v):
+        nj = joint.nq
+
+        def force(x, v):
+            return pad_rows(jnp.concatenate([joint.internal_force(x[:nj], v[:nj]),
+                                             body.internal_force(x[nj:], v[nj:])]), 0, n_max)
+
+        k, d = jax.jacfwd(force, argnums=(0, 1))(x, v)
+        return pad_rows(k, 0, n_max, axes=(1,)), pad_rows(d, 0, n_max, axes=(1,))
+
+    k, d = map_modules(chain, one, q, qd)
+    return chain_block_diagonal(chain, k), chain_block_diagonal(chain, d)
 
 
 def relative_poses(chain, q: Config) -> tuple[Float[Array, "N 3 3"], Float[Array, "N 3"]]:

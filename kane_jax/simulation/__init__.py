@@ -1,6 +1,9 @@
 """Simulation with diffrax, plotting helpers (matplotlib)."""
 
+from .rosenbrock import Ros34PW2 as Ros34PW2
 from .simulate import SOLVERS as SOLVERS
 from .simulate import SimulationError as SimulationError
 from .simulate import Trajectory as Trajectory
 from .simulate import simulate as simulate
+from .stiffness import StiffnessReport as StiffnessReport
+from .stiffness import stiffness as stiffness

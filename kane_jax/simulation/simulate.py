@@ -8,6 +8,7 @@ algorithm that papers ``000_…`` §VI and ``003_…`` §7 use to simulate.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,8 @@ from ..algorithms._terms import internal_forces
 from ..algorithms.actuation import generalized_input
 from ..chain import Chain
 from ._control import _check_law, _control_law
+from .rosenbrock import Ros34PW2
+from .stiffness import _EXPLICIT_STABILITY, stiffness
 
 SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     "tsit5": diffrax.Tsit5,
@@ -33,6 +36,7 @@ SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     "heun": diffrax.Heun,
     "kvaerno5": diffrax.Kvaerno5,
     "kencarp4": diffrax.KenCarp4,
+    "ros34pw2": Ros34PW2,
 }
 
 
@@ -49,6 +53,8 @@ class Trajectory(eqx.Module):
         nonfinite_at: index into ``ts`` of the first saved state with a NaN or infinite entry, −1
             when every saved state is finite (a non-finite state stays non-finite, so with fixed
             steps this catches a blow-up that the solver itself does not report).
+        solver: the solver's name (``"tsit5"``, ``"ros34pw2"``, …, the class name for a solver
+            instance) and, when :func:`simulate` chose it, why (static: not a leaf).
     """
 
     ts: Float[Array, " T"]
@@ -58,6 +64,7 @@ class Trajectory(eqx.Module):
     result: Any
     stats: dict
     nonfinite_at: Int[Array, ""] | int = -1
+    solver: str = eqx.field(static=True, default="")
 
     @property
     def success(self) -> Array:
@@ -170,16 +177,24 @@ def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max
     return Trajectory(sol.ts, q, qd, u, sol.result, sol.stats, _first_nonfinite(q, qd))
 
 
-def _solver(solver) -> diffrax.AbstractSolver:
-    if solver is None:
-        return diffrax.Tsit5()
+def _solver(solver, chain, y0, t0, t1, dt0) -> tuple[diffrax.AbstractSolver, str]:
+    if solver is None or (isinstance(solver, str) and solver.lower() == "auto"):
+        if not _eager() or any(isinstance(x, jax.core.Tracer) for x in (*y0, t0, t1, dt0)):
+            return diffrax.Tsit5(), "tsit5 (auto under a JAX transformation: the stiffness test needs concrete values)"
+        report = stiffness(chain, *y0, float(t1), t0=float(t0))
+        if dt0 is not None:  # fixed steps: implicit only where an explicit step of dt0 is unstable
+            rho = report.spectral_radius
+            name = "ros34pw2" if rho * float(dt0) > _EXPLICIT_STABILITY else "tsit5"
+            return SOLVERS[name](), (f"{name} (auto: fixed steps dt0 = {float(dt0):.3g} s against the explicit "
+                                     f"stability limit 3.3/|λ| = {_EXPLICIT_STABILITY / max(rho, 1e-300):.3g} s)")
+        return SOLVERS[report.solver](), f"{report.solver} (auto: {report.reason})"
     if isinstance(solver, str):
         key = solver.lower()
         if key not in SOLVERS:
-            raise ValueError(f"`solver` must be one of {sorted(SOLVERS)} or a diffrax solver, got {solver!r}.")
-        return SOLVERS[key]()
+            raise ValueError(f"`solver` must be 'auto', one of {sorted(SOLVERS)} or a diffrax solver, got {solver!r}.")
+        return SOLVERS[key](), key
     if isinstance(solver, diffrax.AbstractSolver):
-        return solver
+        return solver, type(solver).__name__
     raise TypeError(f"`solver` must be a name or a diffrax solver, got {type(solver).__name__}.")
 
 
@@ -211,9 +226,18 @@ def simulate(
             arrays (gains, references), which ``grad``/``vmap`` then reach.
         saveat: times to save at (1-D array in ``[t0, t1]``) or an int (that many evenly spaced
             times); default ``n_save`` evenly spaced times including ``t0`` and ``t1``.
-        solver: ``"tsit5"`` (default), ``"dopri5"``, ``"dopri8"``, ``"heun"``, ``"kvaerno5"``
-            (implicit, for stiff soft bodies), ``"kencarp4"`` (IMEX: elastic and damping forces
-            and ``q̇ = v`` implicit, inertia/gravity/input explicit), or any diffrax solver.
+        solver: ``"auto"`` (default, also ``None``): measures the stiffness at the initial state
+            (:func:`kane_jax.simulation.stiffness`) and takes ``"tsit5"``, or ``"ros34pw2"`` when
+            stability alone would force an explicit solver into more than 2,000 steps (with
+            ``adaptive=False``: when ``dt0`` exceeds the explicit stability limit); the choice
+            and its reason are in ``Trajectory.solver``. Under ``jit``/``vmap``/``grad`` the
+            state is not concrete and ``"auto"`` means ``"tsit5"``: name the solver there.
+            Names: ``"tsit5"``, ``"dopri5"``, ``"dopri8"``, ``"heun"`` (explicit);
+            ``"ros34pw2"`` (linearly implicit Rosenbrock–W with the chain's structured Jacobian
+            ``[[0, I], [−M⁻¹K, −M⁻¹D]]`` and one ``nq × nq`` LU per stage, for stiff soft robots:
+            :class:`~kane_jax.simulation.rosenbrock.Ros34PW2`); ``"kvaerno5"`` (implicit, dense
+            autodiff Jacobian: slow to compile); ``"kencarp4"`` (IMEX: elastic and damping forces
+            and ``q̇ = v`` implicit, inertia/gravity/input explicit); or any diffrax solver.
         dt0: initial step [s]; None lets diffrax choose. Required when ``adaptive=False``.
         rtol, atol: tolerances of the PID step-size controller (adaptive steps).
         adaptive: False for constant steps ``dt0``.
@@ -271,7 +295,7 @@ def simulate(
         control = jnp.asarray(control, dtype=dtype)
     if control is not None:
         _check_law(_control_law(control, size, dtype), size, chain.nq, dtype)
-    slv = _solver(solver)
+    slv, name = _solver(solver, chain, y0, t0_, t1_, None if adaptive else dt0)
     if adaptive:
         tolerances = (jnp.asarray(rtol, dtype=dtype), jnp.asarray(atol, dtype=dtype))  # traced: no recompile
     else:
@@ -298,4 +322,5 @@ def simulate(
     in_solve = bool(throw) and not _eager()
     traj = _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve,
                   meter, jumps)
+    traj = dataclasses.replace(traj, solver=name)  # after the jit: the reason holds numbers
     return _raise_on_failure(traj) if throw else traj
