@@ -112,6 +112,16 @@ def _evaluate(args, t, y):
     return (qd, solve_mass(mass, force - bias)), mass
 
 
+def _w_solve(mass, stiffness, damping, hg, r):
+    """``(I/(hγ) − J) x = r`` for ``J = [[0, I], [−M⁻¹K, −M⁻¹D]]``, by one ``nq × nq`` LU (lineax):
+    ``(M + hγ D + (hγ)² K) x_v = hγ (M r_v − hγ K r_q)``, ``x_q = hγ (r_q + x_v)``."""
+    rq, rv = r
+    operator = lx.MatrixLinearOperator(mass + hg * damping + hg * hg * stiffness)
+    rhs = hg * (mass @ rv - hg * (stiffness @ rq))
+    xv = lx.linear_solve(operator, rhs, solver=lx.LU(), throw=False).value
+    return hg * (rq + xv), xv
+
+
 class Ros34PW2(diffrax.AbstractAdaptiveSolver):
     """ROS34PW2 Rosenbrock–W method with the chain's structured Jacobian (see the module docstring).
 
@@ -174,12 +184,8 @@ class Ros34PW2(diffrax.AbstractAdaptiveSolver):
             point = jax.tree.map(lambda y, u: y + jnp.tensordot(row, u, axes=1), y0, us)
             f, mass = jax.lax.cond((i == 0) & reuse, lambda: (old.f, old.mass), lambda: _evaluate(args, t, point))
             mass0 = jnp.where(i == 0, mass, mass0)
-            # (I/(hγ) − J) x = r with the structured J, reduced to the velocity rows; an nq × nq LU
-            operator = lx.MatrixLinearOperator(mass0 + hg * damping + hg * hg * stiffness)
-            rq, rv = jax.tree.map(lambda fi, u: fi + jnp.tensordot(c_row, u, axes=1), f, us)
-            rhs = hg * (mass0 @ rv - hg * (stiffness @ rq))
-            xv = lx.linear_solve(operator, rhs, solver=lx.LU(), throw=False).value
-            x = (hg * (rq + xv), xv)
+            r = jax.tree.map(lambda fi, u: fi + jnp.tensordot(c_row, u, axes=1), f, us)
+            x = _w_solve(mass0, stiffness, damping, hg, r)
             us = jax.tree.map(lambda u, xi: u.at[jnp.minimum(i, 3)].set(jnp.where(i < 4, xi, u[3])), us, x)
             return (us, mass0, (f, mass)), f
 
