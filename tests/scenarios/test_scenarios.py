@@ -106,7 +106,7 @@ def test_pgc_scenario_settles_to_static_equilibrium(tmp_path):
     np.testing.assert_allclose(q_end[[4, 9]], q_eq[[4, 9]], rtol=1e-3)
 
 
-@pytest.mark.slow  # Kvaerno5's dense-Jacobian solve of the 12-DoF arm: ≈ 170 s compile + 45 s run, idle machine
+@pytest.mark.slow  # ≈ 90 s: Ros34PW2 27 s compile + 2 s run, the Newton statics ≈ 60 s of compilation (idle)
 def test_variable_radius_scenario_settles_on_the_newton_equilibrium(tmp_path):
     """Paper 000 Sim. 1 under constant pressures: the damped arm approaches the Newton equilibrium."""
     s = scenarios.load("000-sim1").run(out_dir=tmp_path)
