@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
+from ..simulation._control import _control_law
 from ..simulation.simulate import Trajectory, simulate
+from ..simulation.stiffness import choose_solver
 
 DEFAULT_OUT = "kane_jax_out"
 # (chain, trajectory) of each timed_simulate call inside `recording()`; None outside it
@@ -26,6 +30,21 @@ def output_dir(out_dir: str | os.PathLike | None, name: str) -> Path:
     return path
 
 
+def _resolve_auto(chain, q0, qd0, t1, t0, kwargs: dict) -> tuple[dict, str]:
+    """Choose ``solver="auto"`` once, for the whole horizon: the short warm-up call would otherwise
+    choose for its own horizon (not stiff over 1e-6 s) and compile a different solver."""
+    if kwargs.get("solver", "auto") not in (None, "auto"):
+        return kwargs, ""
+    size = chain.nu if chain.nu else chain.nq
+    dtype = jnp.result_type(jnp.asarray(q0), jnp.asarray(qd0), float)
+    control = kwargs.get("control")
+    law = None if control is None else _control_law(control, size, dtype)
+    adaptive = kwargs.get("adaptive", True)
+    name, why = choose_solver(chain, jnp.asarray(q0, dtype), jnp.asarray(qd0, dtype), float(t1), t0=float(t0),
+                              law=law, dt0=None if adaptive else kwargs.get("dt0"))
+    return {**kwargs, "solver": name}, f"{name} ({why})"
+
+
 def timed_simulate(chain, q0, qd0, t1: float, *, t0: float = 0.0, **kwargs) -> tuple[Trajectory, dict]:
     """Simulate, separating compile time from run time.
 
@@ -35,6 +54,7 @@ def timed_simulate(chain, q0, qd0, t1: float, *, t0: float = 0.0, **kwargs) -> t
     real-time factor is simulated time / run time (compile excluded; > 1 is faster than real time).
     """
     start = time.perf_counter()
+    kwargs, reason = _resolve_auto(chain, q0, qd0, t1, t0, kwargs)
     warm = simulate(chain, q0, qd0, t0 + 1e-6 * max(t1 - t0, 1e-3), t0=t0, **kwargs)
     jax.block_until_ready(warm.q)
     compile_s = time.perf_counter() - start
@@ -42,6 +62,8 @@ def timed_simulate(chain, q0, qd0, t1: float, *, t0: float = 0.0, **kwargs) -> t
     traj = simulate(chain, q0, qd0, t1, t0=t0, **kwargs)
     jax.block_until_ready(traj.q)
     run_s = time.perf_counter() - start
+    if reason:
+        traj = dataclasses.replace(traj, solver=reason)
     recorded = _RECORDED.get()
     if recorded is not None:
         recorded.append((chain, traj))

@@ -6,4 +6,5 @@ from .simulate import SimulationError as SimulationError
 from .simulate import Trajectory as Trajectory
 from .simulate import simulate as simulate
 from .stiffness import StiffnessReport as StiffnessReport
+from .stiffness import choose_solver as choose_solver
 from .stiffness import stiffness as stiffness

@@ -13,6 +13,7 @@ from typing import Any
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+from jax.extend.core import Var
 
 from .._types import Array, Config
 
@@ -46,6 +47,25 @@ def _control_law(control: Any, size: int, dtype) -> Callable[[Array, Config, Con
         raise ValueError(f"`control` must be a constant of shape ({size},), u(t) or u(t, q, qd); got shape "
                          f"{value.shape}.")
     return lambda t, q, qd: value
+
+
+def reads_state(law: Callable[[Array, Config, Config], Array], nq: int, dtype) -> bool:
+    """Whether the law's output depends on ``q`` or ``q̇`` (a feedback law), from its jaxpr.
+
+    Traced once on abstract values (nothing is compiled or evaluated). The data flow is followed
+    equation by equation; an equation with a sub-program (``pjit``, ``scan``, ``cond``, …) counts as
+    depending on all its inputs, so the answer errs towards "feedback". Constants, ``u(t)`` and
+    open-loop schedules give False.
+    """
+    t = jax.ShapeDtypeStruct((), dtype)
+    x = jax.ShapeDtypeStruct((nq,), dtype)
+    closed = jax.make_jaxpr(lambda t, q, qd: law(t, q, qd))(t, x, x)
+    jaxpr = closed.jaxpr
+    tainted = set(jaxpr.invars[1:])
+    for eqn in jaxpr.eqns:
+        if any(isinstance(v, Var) and v in tainted for v in eqn.invars):
+            tainted.update(eqn.outvars)
+    return any(isinstance(v, Var) and v in tainted for v in jaxpr.outvars)
 
 
 def _check_law(law, size: int, nq: int, dtype) -> None:

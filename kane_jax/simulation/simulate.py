@@ -27,7 +27,7 @@ from ..algorithms.actuation import generalized_input
 from ..chain import Chain
 from ._control import _check_law, _control_law
 from .rosenbrock import Ros34PW2
-from .stiffness import _EXPLICIT_STABILITY, stiffness
+from .stiffness import choose_solver
 
 SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     "tsit5": diffrax.Tsit5,
@@ -177,17 +177,13 @@ def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max
     return Trajectory(sol.ts, q, qd, u, sol.result, sol.stats, _first_nonfinite(q, qd))
 
 
-def _solver(solver, chain, y0, t0, t1, dt0) -> tuple[diffrax.AbstractSolver, str]:
+def _solver(solver, chain, y0, t0, t1, dt0, law) -> tuple[diffrax.AbstractSolver, str]:
     if solver is None or (isinstance(solver, str) and solver.lower() == "auto"):
         if not _eager() or any(isinstance(x, jax.core.Tracer) for x in (*y0, t0, t1, dt0)):
             return diffrax.Tsit5(), "tsit5 (auto under a JAX transformation: the stiffness test needs concrete values)"
-        report = stiffness(chain, *y0, float(t1), t0=float(t0))
-        if dt0 is not None:  # fixed steps: implicit only where an explicit step of dt0 is unstable
-            rho = report.spectral_radius
-            name = "ros34pw2" if rho * float(dt0) > _EXPLICIT_STABILITY else "tsit5"
-            return SOLVERS[name](), (f"{name} (auto: fixed steps dt0 = {float(dt0):.3g} s against the explicit "
-                                     f"stability limit 3.3/|λ| = {_EXPLICIT_STABILITY / max(rho, 1e-300):.3g} s)")
-        return SOLVERS[report.solver](), f"{report.solver} (auto: {report.reason})"
+        name, reason = choose_solver(chain, *y0, float(t1), t0=float(t0), law=law,
+                                     dt0=None if dt0 is None else float(dt0))
+        return SOLVERS[name](), f"{name} ({reason})"
     if isinstance(solver, str):
         key = solver.lower()
         if key not in SOLVERS:
@@ -230,7 +226,9 @@ def simulate(
             (:func:`kane_jax.simulation.stiffness`) and takes ``"tsit5"``, or ``"ros34pw2"`` when
             stability alone would force an explicit solver into more than 2,000 steps (with
             ``adaptive=False``: when ``dt0`` exceeds the explicit stability limit); the choice
-            and its reason are in ``Trajectory.solver``. Under ``jit``/``vmap``/``grad`` the
+            and its reason are in ``Trajectory.solver``. A control law that feeds back ``q`` or
+            ``q̇`` keeps ``"tsit5"`` (:func:`~kane_jax.simulation.stiffness.choose_solver` says
+            why). Under ``jit``/``vmap``/``grad`` the
             state is not concrete and ``"auto"`` means ``"tsit5"``: name the solver there.
             Names: ``"tsit5"``, ``"dopri5"``, ``"dopri8"``, ``"heun"`` (explicit);
             ``"ros34pw2"`` (linearly implicit Rosenbrock–W with the chain's structured Jacobian
@@ -293,9 +291,10 @@ def simulate(
     size = chain.nu if chain.nu else chain.nq
     if control is not None and not callable(control):
         control = jnp.asarray(control, dtype=dtype)
-    if control is not None:
-        _check_law(_control_law(control, size, dtype), size, chain.nq, dtype)
-    slv, name = _solver(solver, chain, y0, t0_, t1_, None if adaptive else dt0)
+    law = None if control is None else _control_law(control, size, dtype)
+    if law is not None:
+        _check_law(law, size, chain.nq, dtype)
+    slv, name = _solver(solver, chain, y0, t0_, t1_, None if adaptive else dt0, law)
     if adaptive:
         tolerances = (jnp.asarray(rtol, dtype=dtype), jnp.asarray(atol, dtype=dtype))  # traced: no recompile
     else:

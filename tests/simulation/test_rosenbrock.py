@@ -117,6 +117,27 @@ def test_stiffness_matches_the_dense_jacobian_and_auto_picks_the_solver():
     assert np.all(np.isfinite(np.asarray(out)))
 
 
+def test_feedback_laws_are_told_from_open_loop_inputs():
+    from kane_jax.simulation._control import _control_law, reads_state
+
+    f64 = jnp.float64
+    laws = {
+        "constant": (jnp.ones(2), False),
+        "u(t)": (lambda t: jnp.sin(t) * jnp.ones(2), False),
+        "none": (None, False),
+        "t inside a jit": (lambda t, q, qd: jax.jit(lambda a: 2.0 * a)(t * jnp.ones(2)), False),
+        "q": (lambda t, q, qd: q[:2], True),
+        "q̇ inside a jit": (lambda t, q, qd: jax.jit(lambda a: 2.0 * a)(qd[1:]), True),
+        "q through a scan": (lambda t, q, qd: jax.lax.scan(lambda c, x: (c + x, c), 0.0, q)[1][:2], True),
+    }
+    for name, (control, feedback) in laws.items():
+        assert reads_state(_control_law(control, 2, f64), 3, f64) is feedback, name
+    # the stiff arm under a feedback law: "auto" keeps the explicit solver and says why
+    name, reason = kj.simulation.choose_solver(stiff_arm(), ZERO, ZERO, 1.0, law=lambda t, q, qd: -q)
+    assert name == "tsit5" and "feeds back" in reason
+    assert kj.simulation.choose_solver(stiff_arm(), ZERO, ZERO, 1.0)[0] == "ros34pw2"
+
+
 def test_bad_refresh_raises():
     with pytest.raises(ValueError, match="refresh"):
         rosenbrock.Ros34PW2(refresh=0)
