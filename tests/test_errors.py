@@ -1,5 +1,7 @@
 """Bad input gets a clear ValueError/TypeError naming the argument."""
 
+import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -64,3 +66,22 @@ def test_state_shape_errors():
         kj.forward_dynamics(chain, z, z, jnp.zeros(1))
     with pytest.raises(ValueError, match="`u`"):
         kj.actuation_force(chain, z, jnp.zeros(1))
+
+
+def test_forward_dynamics_never_returns_silent_nan():
+    chain = kj.Chain([(kj.Revolute(), kj.RigidBody(1.0, (0.1, 0, 0)))] * 2, gravity=(0.0, -9.81, 0.0))
+    z = jnp.zeros(2)
+    bad_q = jnp.array([0.1, jnp.nan])
+    with pytest.raises(ValueError, match="`q` must be finite"):
+        kj.forward_dynamics(chain, bad_q, z, z)
+    with pytest.raises(ValueError, match="`tau` must be finite"):
+        kj.forward_dynamics(chain, z, z, jnp.array([jnp.inf, 0.0]))
+    # a mass matrix that is not positive definite (a negative mass set behind the constructor's back)
+    neg = eqx.tree_at(lambda c: c.groups[0][1].mass, chain, -chain.groups[0][1].mass)
+    with pytest.raises(ValueError, match="not positive definite"):
+        kj.forward_dynamics(neg, z, z, z)
+    # under a transformation: the check is in the program (equinox.error_if) unless check=False
+    with pytest.raises(Exception, match="non-finite accelerations"):
+        jax.block_until_ready(jax.jit(lambda q: kj.forward_dynamics(chain, q, z, z))(bad_q))
+    out = jax.jit(lambda q: kj.forward_dynamics(chain, q, z, z, check=False))(bad_q)
+    assert np.all(np.isnan(np.asarray(out)))

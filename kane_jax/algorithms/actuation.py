@@ -9,10 +9,10 @@ serve the controllers, the statics and the simulation; :func:`actuation_matrix` 
 
 from __future__ import annotations
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._dispatch import entry_jit
 from .._modules import map_grouped
 from .._types import Array, Config, Float
 
@@ -48,7 +48,7 @@ def generalized_input(chain, q: Config, u: Array) -> Config:
     return input_force(chain, q, u)
 
 
-@eqx.filter_jit
+@entry_jit
 def actuation_matrix(chain, q: Config) -> Float[Array, "nq nu"]:
     """The matrix ``B(q) = A(q)ᵀ = (∂h/∂q)ᵀ`` mapping inputs to generalized forces, ``Q_a = B u``.
 
@@ -64,7 +64,7 @@ def actuation_matrix(chain, q: Config) -> Float[Array, "nq nu"]:
     return input_matrix(chain, chain.check_state(q, "q"))
 
 
-@eqx.filter_jit
+@entry_jit
 def actuation_force(chain, q: Config, u: Float[Array, " nu"]) -> Config:
     """Generalized actuation force ``Q_a = A(q)ᵀ u`` (paper ``000_…`` eq. 57).
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import equinox as eqx
 import jax.numpy as jnp
 
+from .._dispatch import entry_jit
 from .._jets import mv
 from .._modules import map_modules
 from .._types import Array, Config, Float, Vec3
@@ -14,7 +14,7 @@ from .inverse_dynamics import check_gravity
 from .kinematics import world_poses
 
 
-@eqx.filter_jit
+@entry_jit
 def nonlinear_effects(chain, q: Config, qd: Config) -> Config:
     """``c(q, q̇) + G(q) + ∂U/∂q + D q̇ = ID(q, q̇, 0)``: everything but ``M q̈`` (Pinocchio's ``nle``).
 
@@ -24,7 +24,7 @@ def nonlinear_effects(chain, q: Config, qd: Config) -> Config:
     return inverse_dynamics_kernel(chain, chain.check_state(q, "q"), chain.check_state(qd, "qd"), None)
 
 
-@eqx.filter_jit
+@entry_jit
 def generalized_gravity(chain, q: Config) -> Config:
     """Gravity generalized forces ``G(q) = ∂V_g/∂q`` (no elastic or damping forces).
 
@@ -35,7 +35,7 @@ def generalized_gravity(chain, q: Config) -> Config:
     return inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), None, internal=False)
 
 
-@eqx.filter_jit
+@entry_jit
 def kinetic_energy(chain, q: Config, qd: Config) -> Float[Array, ""]:
     """``T = ½ q̇ᵀ M(q) q̇``, with ``M q̇ = ID(q, 0, q̇)`` (no gravity, no internal forces) in O(N).
 
@@ -49,7 +49,7 @@ def kinetic_energy(chain, q: Config, qd: Config) -> Float[Array, ""]:
     return 0.5 * qd @ m_qd
 
 
-@eqx.filter_jit
+@entry_jit
 def potential_energy(chain, q: Config, *, gravity: Vec3 | None = None) -> Float[Array, ""]:
     """Gravitational plus elastic energy ``V = −Σ m_i gᵀ p_CoM,i + Σ U_i(q_i)``.
 

@@ -8,9 +8,9 @@ and a projection on each module's coordinates. O(N).
 
 from __future__ import annotations
 
-import equinox as eqx
 import jax.numpy as jnp
 
+from .._dispatch import entry_jit
 from .._types import Config, Vec3
 from ._recursion import FrameMotion, InverseDynamicsResult, Wrench, id_recursion, tip_wrench
 from ._terms import chain_terms
@@ -27,7 +27,7 @@ def check_gravity(chain, gravity) -> jnp.ndarray:
     return g
 
 
-@eqx.filter_jit
+@entry_jit
 def inverse_dynamics_full(
     chain, q: Config, qd: Config, qdd: Config, *, gravity: Vec3 | None = None,
     tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None, internal: bool = True,
@@ -53,7 +53,7 @@ def inverse_dynamics_full(
     return id_recursion(chain, terms, qdd, -g, tip_wrench(tip_force, tip_torque, terms.rot.dtype))
 
 
-@eqx.filter_jit
+@entry_jit
 def inverse_dynamics(
     chain, q: Config, qd: Config, qdd: Config, *, gravity: Vec3 | None = None,
     tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._dispatch import entry_jit
 from .._jets import mm, mv
 from .._modules import module_coordinates, scan_modules
 from .._types import Array, Config, Float
@@ -25,7 +25,7 @@ def world_poses(chain, q: Config) -> tuple[Float[Array, "N 3 3"], Float[Array, "
     return scan_modules(step, init, (rots, origins))[1]
 
 
-@eqx.filter_jit
+@entry_jit
 def forward_kinematics(chain, q: Config) -> Float[Array, "N 4 4"]:
     """World (base-frame) poses of the distal frames ``{S_1} … {S_N}``.
 
@@ -65,13 +65,13 @@ def body_points(chain, q: Config) -> list[Float[Array, "K 3"]]:
     return out
 
 
-@eqx.filter_jit
+@entry_jit
 def tip_pose(chain, q: Config) -> Float[Array, "4 4"]:
     """World pose of the tip frame ``{S_N}``."""
     return forward_kinematics(chain, q)[-1]
 
 
-@eqx.filter_jit
+@entry_jit
 def tip_jacobian(chain, q: Config) -> Float[Array, "6 nq"]:
     """Geometric Jacobian of the tip: rows (linear velocity, angular velocity) in the base frame."""
     q = chain.check_state(q, "q")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import equinox as eqx
-
+from .._dispatch import entry_jit
 from .._types import Array, Config, Float
 from ._recursion import mass_matrix_kernel
 
 
-@eqx.filter_jit
+@entry_jit
 def mass_matrix(chain, q: Config) -> Float[Array, "nq nq"]:
     """Generalized mass matrix ``M(q)`` (symmetric positive definite).
 

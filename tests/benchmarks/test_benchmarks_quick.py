@@ -25,6 +25,7 @@ SCRIPTS = {
     "bench_scaling": (),
     "bench_papers": (),
     "bench_gpu": (),
+    "bench_call_latency": ("pinocchio",),
 }
 
 

@@ -1,0 +1,60 @@
+"""The entry points' compilation rule (kane_jax._dispatch.entry_jit): equinox.filter_jit's, cheaper.
+
+Array leaves are traced (a new parameter value reuses the program), every other leaf is static (a
+new geometry function or option compiles a new one), results equal the uncompiled function's.
+"""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import kane_jax as kj
+from kane_jax._dispatch import entry_jit
+
+
+def _arm(mass=1.0):
+    body = kj.RigidBody(mass, (0.1, 0.02, 0.0), 0.01 * jnp.eye(3))
+    return kj.Chain([(kj.Revolute((0, 0, 1)), body), (kj.Revolute((0, 1, 0)), body)], gravity=(0.0, -9.81, 0.0))
+
+
+def test_arrays_traced_static_leaves_select_the_program():
+    traces = []
+
+    def fn(chain, q, *, scale=1.0, tip_force=None):
+        traces.append(1)
+        return scale * kj.inverse_dynamics(chain, q, q, q, tip_force=tip_force)
+
+    fast = entry_jit(fn)
+    q = jnp.array([0.3, -0.7])
+    arm, heavy = _arm(), _arm(2.5)
+    out = fast(arm, q)
+    # the same numbers as the function run eagerly (1e-15: one compiled program against op-by-op)
+    with jax.disable_jit():
+        np.testing.assert_allclose(out, fn(arm, q), rtol=1e-15, atol=1e-15)
+    assert len(traces) == 2
+    fast(heavy, 2.0 * q)  # new masses and state: array leaves, no new trace
+    assert len(traces) == 2
+    np.testing.assert_allclose(fast(heavy, q), kj.inverse_dynamics(heavy, q, q, q), rtol=1e-14)
+    fast(arm, q, scale=2.0)  # a Python number is static: a new program
+    assert len(traces) == 3
+    np.testing.assert_allclose(fast(arm, q, scale=2.0), 2.0 * out, rtol=1e-15)
+    fast(arm, q, tip_force=jnp.ones(3))  # None -> array: a new structure
+    assert len(traces) == 4
+
+
+def test_unhashable_static_leaves_fall_back_to_filter_jit():
+    fast = entry_jit(lambda x, opts: x * len(opts["names"]))
+    np.testing.assert_allclose(fast(jnp.ones(2), {"names": ["a", "b", "c"]}), 3.0 * np.ones(2), rtol=0)
+
+
+def test_public_entry_points_accept_a_user_geometry_function():
+    # a generic Body's geometry functions are static leaves of the chain
+    import helpers.robots as wr
+
+    chain = kj.Chain([(kj.Revolute((0, 0, 1)), wr.generic_beam())], gravity=(0.0, -9.81, 0.0))
+    q = 0.1 * jnp.arange(1, chain.nq + 1, dtype=float)
+    tau = kj.inverse_dynamics(chain, q, q, q)
+    np.testing.assert_allclose(kj.forward_dynamics(chain, q, q, tau), q, rtol=1e-10, atol=1e-12)
+    params, static = eqx.partition(chain, eqx.is_array)
+    assert any(callable(x) for x in jax.tree.leaves(static))
