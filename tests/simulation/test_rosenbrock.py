@@ -117,6 +117,26 @@ def test_stiffness_matches_the_dense_jacobian_and_auto_picks_the_solver():
     assert np.all(np.isfinite(np.asarray(out)))
 
 
+def test_auto_choice_tells_stiff_damped_modes_from_oscillations():
+    # one revolute joint, inertia about its axis I = 1e-3 + 1.0 * 0.2² = 0.041 kg m²: λ² I + λ d + k = 0
+    def pendulum(k, d):
+        body = kj.RigidBody(1.0, (0.2, 0.0, 0.0), 1e-3 * jnp.eye(3))
+        return kj.Chain([(kj.Revolute((0, 0, 1), stiffness=k, damping=d), body)], gravity=(0.0, 0.0, 0.0))
+
+    z = jnp.zeros(1)
+    # heavy damping, no spring: λ = −d/I = −1e5 1/s, a decaying mode an explicit solver must not follow
+    report = kj.simulation.stiffness(pendulum(0.0, 0.041 * 1e5), z, z, 1.0)
+    assert report.damped_radius == pytest.approx(1e5, rel=1e-9) and report.solver == "ros34pw2"
+    # a stiff spring with light damping: λ = −5 ± 1e4 i, an oscillation that accuracy must resolve anyway
+    report = kj.simulation.stiffness(pendulum(0.041 * 1e8, 0.41), z, z, 1.0)
+    assert report.oscillation_radius == pytest.approx(1e4, rel=1e-6) and report.damped_radius == 0.0
+    assert report.solver == "tsit5" and "oscillation" in report.reason
+    # a damped mode at 2e3 1/s over 10 s: 6,000 stability steps, but slower than Tsit5's accuracy steps
+    report = kj.simulation.stiffness(pendulum(0.0, 0.041 * 2e3), z, z, 10.0)
+    assert report.explicit_steps == pytest.approx(2e3 * 10.0 / 3.3, rel=1e-9)
+    assert report.solver == "tsit5" and "slower than 5e3" in report.reason
+
+
 def test_feedback_laws_are_told_from_open_loop_inputs():
     from kane_jax.simulation._control import _control_law, reads_state
 
