@@ -146,6 +146,21 @@ def chain_vector(chain, rows: Float[Array, "N n_max"]) -> Config:
     return rows.reshape(-1)[jnp.asarray(lay.flat_index())]
 
 
+def chain_rows(chain, rows: Float[Array, "N n_max ..."]) -> Float[Array, "nq ..."]:
+    """:func:`chain_vector` for rows with trailing axes: ``(N, n_max, …)`` to ``(nq, …)``."""
+    lay = chain.layout
+    flat = rows.reshape((lay.n_modules * lay.n_max,) + rows.shape[2:])
+    if all(n == lay.n_max for n in lay.module_nq):
+        return flat
+    return flat[jnp.asarray(lay.flat_index())]
+
+
+def coordinate_modules(chain) -> tuple[np.ndarray, np.ndarray]:
+    """For each of the ``nq`` coordinates: its module (chain order) and its row in that module (static)."""
+    index = chain.layout.flat_index()
+    return index // chain.layout.n_max, index % chain.layout.n_max
+
+
 def chain_block_diagonal(chain, blocks: Float[Array, "N n_max n_max"]) -> Float[Array, "nq nq"]:
     """Per-module ``(n_max, n_max)`` blocks (rows and columns laid out as :func:`module_rows`) as
     the block-diagonal ``(nq, nq)`` chain matrix."""
