@@ -14,7 +14,6 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..simulation._control import _control_law
 from ..simulation.simulate import Trajectory, simulate
 from ..simulation.stiffness import choose_solver
 
@@ -35,13 +34,10 @@ def _resolve_auto(chain, q0, qd0, t1, t0, kwargs: dict) -> tuple[dict, str]:
     choose for its own horizon (not stiff over 1e-6 s) and compile a different solver."""
     if kwargs.get("solver", "auto") not in (None, "auto"):
         return kwargs, ""
-    size = chain.nu if chain.nu else chain.nq
     dtype = jnp.result_type(jnp.asarray(q0), jnp.asarray(qd0), float)
-    control = kwargs.get("control")
-    law = None if control is None else _control_law(control, size, dtype)
     adaptive = kwargs.get("adaptive", True)
     name, why = choose_solver(chain, jnp.asarray(q0, dtype), jnp.asarray(qd0, dtype), float(t1), t0=float(t0),
-                              law=law, dt0=None if adaptive else kwargs.get("dt0"))
+                              control=kwargs.get("control"), dt0=None if adaptive else kwargs.get("dt0"))
     return {**kwargs, "solver": name}, f"{name} ({why})"
 
 

@@ -177,11 +177,11 @@ def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max
     return Trajectory(sol.ts, q, qd, u, sol.result, sol.stats, _first_nonfinite(q, qd))
 
 
-def _solver(solver, chain, y0, t0, t1, dt0, law) -> tuple[diffrax.AbstractSolver, str]:
+def _solver(solver, chain, y0, t0, t1, dt0, control) -> tuple[diffrax.AbstractSolver, str]:
     if solver is None or (isinstance(solver, str) and solver.lower() == "auto"):
         if not _eager() or any(isinstance(x, jax.core.Tracer) for x in (*y0, t0, t1, dt0)):
             return diffrax.Tsit5(), "tsit5 (auto under a JAX transformation: the stiffness test needs concrete values)"
-        name, reason = choose_solver(chain, *y0, float(t1), t0=float(t0), law=law,
+        name, reason = choose_solver(chain, *y0, float(t1), t0=float(t0), control=control,
                                      dt0=None if dt0 is None else float(dt0))
         return SOLVERS[name](), f"{name} ({reason})"
     if isinstance(solver, str):
@@ -291,10 +291,9 @@ def simulate(
     size = chain.nu if chain.nu else chain.nq
     if control is not None and not callable(control):
         control = jnp.asarray(control, dtype=dtype)
-    law = None if control is None else _control_law(control, size, dtype)
-    if law is not None:
-        _check_law(law, size, chain.nq, dtype)
-    slv, name = _solver(solver, chain, y0, t0_, t1_, None if adaptive else dt0, law)
+    if control is not None:
+        _check_law(_control_law(control, size, dtype), size, chain.nq, dtype)
+    slv, name = _solver(solver, chain, y0, t0_, t1_, None if adaptive else dt0, control)
     if adaptive:
         tolerances = (jnp.asarray(rtol, dtype=dtype), jnp.asarray(atol, dtype=dtype))  # traced: no recompile
     else:

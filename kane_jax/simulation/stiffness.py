@@ -34,7 +34,7 @@ import numpy as np
 from .._types import Config
 from ..algorithms._recursion import mass_matrix_kernel
 from ..algorithms._terms import internal_force_derivatives
-from ._control import reads_state
+from ._control import _control_law, reads_state
 
 # explicit steps that stability alone would force, above which the Rosenbrock–W solver may be picked
 STIFF_STEPS = 2_000
@@ -124,14 +124,14 @@ def stiffness(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0) -> 
     return StiffnessReport(rho, rho_d, rho_o, steps, "tsit5", f"not stiff ({why}): {numbers}")
 
 
-def choose_solver(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0, law=None,
+def choose_solver(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0, control=None,
                   dt0: float | None = None) -> tuple[str, str]:
     """The solver ``simulate(solver="auto")`` uses, and why (one sentence).
 
     Arguments:
         chain: the :class:`~kane_jax.Chain`. q0, qd0: the initial state (concrete arrays).
         t1: final time [s]; ``t0`` the initial time.
-        law: the control law ``(t, q, q̇) -> u`` (None: no input).
+        control: as :func:`kane_jax.simulate` takes it (None, a constant, ``u(t)`` or ``u(t, q, q̇)``).
         dt0: the constant step with ``adaptive=False``; None for adaptive steps.
 
     Returns:
@@ -144,7 +144,9 @@ def choose_solver(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0,
     soft arm, ``|λ| ≈ 2e3`` 1/s open loop, diverged under ``ros34pw2`` and ran in 1,602 Tsit5 steps).
     Name ``solver="ros34pw2"`` or ``"kvaerno5"`` for a closed loop known to be stiff.
     """
-    if law is not None and reads_state(law, chain.nq, jnp.result_type(q0, qd0, float)):
+    dtype = jnp.result_type(q0, qd0, float)
+    law = None if control is None else _control_law(control, chain.nu or chain.nq, dtype)
+    if law is not None and reads_state(law, chain.nq, dtype):
         return "tsit5", ("auto: the control law feeds back q or q̇, which the stiff solver's Jacobian leaves out; "
                          "name solver='ros34pw2' or 'kvaerno5' for a closed loop known to be stiff")
     report = stiffness(chain, q0, qd0, t1, t0=t0)

@@ -153,7 +153,7 @@ def test_feedback_laws_are_told_from_open_loop_inputs():
     for name, (control, feedback) in laws.items():
         assert reads_state(_control_law(control, 2, f64), 3, f64) is feedback, name
     # the stiff arm under a feedback law: "auto" keeps the explicit solver and says why
-    name, reason = kj.simulation.choose_solver(stiff_arm(), ZERO, ZERO, 1.0, law=lambda t, q, qd: -q)
+    name, reason = kj.simulation.choose_solver(stiff_arm(), ZERO, ZERO, 1.0, control=lambda t, q, qd: -q)
     assert name == "tsit5" and "feeds back" in reason
     assert kj.simulation.choose_solver(stiff_arm(), ZERO, ZERO, 1.0)[0] == "ros34pw2"
 
