@@ -89,7 +89,7 @@ class AbstractSoftBody(AbstractBody):
         """Position ``g(q, s)`` of material point ``s`` in the body's proximal frame."""
 
     @abc.abstractmethod
-    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements | PoseJet]:
         """The distal frame's jet and the jets of the mass elements in the distal frame."""
 
     @abc.abstractmethod

@@ -11,7 +11,9 @@ of one point jet per point.
 Each quantity is built from two sums over the elements of the affine fields
 ``u = A_u s + a_u`` with ``u ∈ {p, ∂_1 p, …, ∂_n p, p''}`` (``'' = D²[q̇, q̇]``):
 ``F[u] = Σ w u`` and ``G[u, v] = Σ w u vᵀ = Σ_k m a_u a_vᵀ + a_u (A_v c)ᵀ + (A_u c) a_vᵀ + A_u S A_vᵀ``;
-then ``Σ w u × v`` and ``Σ w u · v`` are the cross and the trace of ``G[u, v]``.
+then ``Σ w u × v`` and ``Σ w u · v`` are the cross and the trace of ``G[u, v]`` (:func:`moments`:
+points, and the oracle for sections). Rods hand their sections over as body-frame pose jets, whose
+moments :func:`section_moments` writes in closed form as sums of rigid-body quantities.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._jets import PoseJet, mm, mtm, mtv, vee_rt
+from .._jets import PoseJet, cross, dot, materialize, mm, mtm, mtv, mv, vee_rt
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..lie import skew
 
@@ -99,7 +101,8 @@ def tip_from_jet(rot, trans, d_rot, d_trans, c_rot, c_trans) -> PoseJet:
 def elements_from_pose_jets(jets: PoseJet, qd: Config | None) -> Elements:
     """Section elements from their body-frame pose jets (batched over sections, ``gen`` ``(K, n, 6)``).
 
-    ``∂_j R = R [ω_j]×``, ``∂_j t = R v_j``, ``R'' = R ([c_ω]× + [ω]×²)``, ``t'' = R c_v``.
+    ``∂_j R = R [ω_j]×``, ``∂_j t = R v_j``, ``R'' = R ([c_ω]× + [ω]×²)``, ``t'' = R c_v``. With
+    :func:`moments` the slow, obvious path: the oracle of :func:`section_moments` in the tests.
     """
     rot = jets.rot
     d_rot = jnp.moveaxis(mm(rot[:, None], skew(jets.gen[..., :3])), 1, 0)
@@ -134,8 +137,15 @@ def _trace(g: Array) -> Array:
     return g[..., 0, 0] + g[..., 1, 1] + g[..., 2, 2]
 
 
-def moments(el: Elements, rule: ElementRule, qd: Config | None) -> BodyMoments:
-    """The :class:`BodyMoments` of a body from the jets of its elements (see the module docstring)."""
+def moments(el: Elements | PoseJet, rule: ElementRule, qd: Config | None) -> BodyMoments:
+    """The :class:`BodyMoments` of a body from the jets of its elements (see the module docstring).
+
+    Rigid cross-sections given as body-frame pose jets (a batched :class:`PoseJet`) go through
+    :func:`section_moments`; :class:`Elements` (points, or sections with ``∂R``) through the sums of
+    the affine fields, the oracle of the closed form.
+    """
+    if isinstance(el, PoseJet):
+        return section_moments(el, rule, qd)
     n = el.d_trans.shape[0]
     m = rule.mass
     sections = el.rot is not None
@@ -162,6 +172,69 @@ def moments(el: Elements, rule: ElementRule, qd: Config | None) -> BodyMoments:
                        curv_moment, curv_jac)
 
 
+def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> BodyMoments:
+    """The :class:`BodyMoments` of rigid cross-sections from their body-frame pose jets, in closed form.
+
+    Section ``k`` (pose ``(R, t)`` in the distal frame, generators ``(ω_j, v_j)`` and curvature
+    ``(c_ω, c_v)`` in its own frame, batched: ``gen`` ``(K, n, 6)``) carries points ``p = t + R s``
+    with ``∂_j p = R (v_j + ω_j × s)`` and ``p'' = R (c_v + c_ω × s + Ω × (Ω × s))``, ``Ω = Σ ω_j q̇_j``.
+    Summed over its points with the rule's ``m``, ``c = Σ w s``, ``S = Σ w s sᵀ`` and
+    ``J = tr(S) 1 − S``, every moment is the section's rigid-body quantity: the momentum of a
+    generator ``f_j = m v_j + ω_j × c``, ``h_j = c × v_j + J ω_j`` (so ``gram[j, l] = Σ ω_j·h_l +
+    v_j·f_l``), the inertial force of the curvature ``e = m c_v + c_ω × c + Ω × (Ω × c)``,
+    ``η = c × c_v + J c_ω + Ω × J Ω`` (so ``curv_jac[j] = Σ v_j·e + ω_j·η``), and
+    ``Σ w (a × s) × (b × s) = S (a × b)`` for ``gyro``. The same numbers as
+    :func:`moments` of :func:`elements_from_pose_jets` (the oracle, tests to 1e-12) without
+    forming ``∂R`` or the pairwise products of the affine fields. The sums over sections are
+    contractions (``einsum``), whose operands XLA computes once; ``gen`` and ``curv`` pass through
+    :func:`~kane_jax._jets.materialize` for the same reason (batched FD of a PCS rod 2× faster,
+    ``benchmarks/bench_soft_vs_soromox.py``, 2026-11-24).
+    """
+    rot, t = sections.rot, sections.trans
+    m, c, s2 = rule.mass, rule.first.astype(t.dtype), rule.second.astype(t.dtype)
+    gen = materialize(sections.gen)
+    w, v = gen[..., :3], gen[..., 3:]  # (K, n, 3)
+    tr = s2[:, 0, 0] + s2[:, 1, 1] + s2[:, 2, 2]
+    inertia = tr[:, None, None] * jnp.eye(3, dtype=t.dtype)[None] - s2  # J about the section origin
+    cb = c[:, None, :]
+    f = m[:, None, None] * v + cross(w, cb)  # (K, n, 3)
+    h = cross(cb, v) + mv(inertia[:, None], w)
+    rc = mv(rot, c)
+    rs = jnp.einsum("kab,kbc->kac", rot, s2)
+    rss = jnp.einsum("kac,kbc->kab", rs, rot)  # R S Rᵀ
+    big_f = jnp.einsum("kab,kjb->kja", rot, f)
+    rw = jnp.einsum("kab,kjb->kja", rot, w)
+    rv = jnp.einsum("kab,kjb->kja", rot, v)
+    second = (jnp.einsum("k,ka,kb->ab", m, t, t) + jnp.einsum("ka,kb->ab", t, rc) + jnp.einsum("ka,kb->ab", rc, t)
+              + jnp.sum(rss, axis=0))
+    # Σ w ∂_j p pᵀ = F tᵀ + (R v)(R c)ᵀ + [R ω]× R S Rᵀ
+    cross_cols = jnp.swapaxes(cross(rw[..., None, :], jnp.swapaxes(rss, -1, -2)[:, None]), -1, -2)
+    jac_second = (jnp.einsum("kja,kb->jab", big_f, t) + jnp.einsum("kja,kb->jab", rv, rc)
+                  + jnp.sum(cross_cols, axis=0))
+    gram = jnp.einsum("kja,kla->jl", w, h) + jnp.einsum("kja,kla->jl", v, f)
+    dtype = t.dtype
+    n = w.shape[1]
+    if qd is None:
+        zero = jnp.zeros((3,), dtype)
+        gyro, curv_first, curv_moment, curv_jac = jnp.zeros((n, 3), dtype), zero, zero, jnp.zeros((n,), dtype)
+    else:
+        qd = qd.astype(dtype)
+        om, nu = jnp.einsum("kja,j->ka", w, qd), jnp.einsum("kja,j->ka", v, qd)  # (K, 3)
+        curv = materialize(sections.curv)
+        cw, cv = curv[:, :3], curv[:, 3:]
+        om_b = om[:, None]
+        local = cross(f, nu[:, None]) + cross(v, cross(om_b, cb)) + mv(s2[:, None], cross(w, om_b))
+        gyro = jnp.einsum("kab,kjb->ja", rot, local)
+        e = m[:, None] * cv + cross(cw, c) + cross(om, cross(om, c))
+        eta = cross(c, cv) + mv(inertia, cw) + cross(om, mv(inertia, om))
+        re = jnp.einsum("kab,kb->ka", rot, e)
+        curv_first = jnp.sum(re, axis=0)
+        curv_moment = jnp.sum(cross(t, re), axis=0) + jnp.einsum("kab,kb->a", rot, eta)
+        curv_jac = jnp.einsum("kja,ka->j", v, e) + jnp.einsum("kja,ka->j", w, eta)
+    return BodyMoments(jnp.sum(m), jnp.sum(m[:, None] * t + rc, axis=0), second, jnp.sum(big_f, axis=0), jac_second,
+                       gram, gyro, curv_first, curv_moment, curv_jac)
+
+
 def distal_point_jets(points_and_tip: Callable, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
     """Autodiff jets of point elements ``p_k = R_hᵀ (x_k − t_h)`` and of the distal frame ``h``.
 
@@ -179,8 +252,9 @@ def distal_point_jets(points_and_tip: Callable, q: Config, qd: Config | None) ->
     return tip, Elements(p, dp, None if c is None else c[0], None, None, None)
 
 
-def distal_section_jets(frames_and_tip: Callable, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
-    """Autodiff jets of section frames ``(R_hᵀ R_k, R_hᵀ (t_k − t_h))`` and of the distal frame ``h``.
+def distal_section_jets(frames_and_tip: Callable, q: Config, qd: Config | None) -> tuple[PoseJet, PoseJet]:
+    """Autodiff jets of section frames ``(R_hᵀ R_k, R_hᵀ (t_k − t_h))`` and of the distal frame ``h``;
+    the sections in body-frame form (``gen`` ``(K, n, 6)``) for :func:`section_moments`.
 
     ``frames_and_tip(q) -> ((K, 3, 3) rotations, (K, 3) origins in the proximal frame, (4, 4) h)``.
     """
@@ -192,5 +266,9 @@ def distal_section_jets(frames_and_tip: Callable, q: Config, qd: Config | None) 
 
     (r, t, rot, trans), (dr, dt, drot, dtrans), c = jet(geometry, q, qd)
     tip = tip_from_jet(rot, trans, drot, dtrans, None if c is None else c[2], None if c is None else c[3])
-    el = Elements(t, dt, None if c is None else c[1], r, dr, None if c is None else c[0])
-    return tip, el
+    gen = jnp.moveaxis(jnp.concatenate([vee_rt(r[None], dr), mtv(r[None], dt)], axis=-1), 0, 1)
+    if c is None:
+        curv = jnp.zeros(t.shape[:-1] + (6,), t.dtype)
+    else:
+        curv = jnp.concatenate([vee_rt(r, c[0]), mtv(r, c[1])], axis=-1)
+    return tip, PoseJet(r, t, gen, curv)

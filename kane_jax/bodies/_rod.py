@@ -22,7 +22,7 @@ from .._jets import PoseJet, exp_jet
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import se3_exp
 from ._base import AbstractLinearElastic, AbstractSoftBody
-from ._moments import ElementRule, Elements, elements_from_pose_jets, section_rule
+from ._moments import ElementRule, section_rule
 from .quadrature import disk_rule, gauss_legendre
 
 STRAIN_NAMES = ("twist", "bend_y", "bend_z", "stretch", "shear_y", "shear_z")
@@ -199,9 +199,9 @@ class AbstractExponentialRod(AbstractRod):
         g = se3_exp(self.arc_nodes().astype(omega.dtype)[:, None] * omega[None])
         return g[:, :3, :3], g[:, :3, 3], se3_exp(omega)
 
-    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, PoseJet]:
         omega = self.arc_twist(q)
         d_omega = jax.jacfwd(self.arc_twist)(q).T  # (n, 6), constant: Ω is affine
         back = (1 - self.arc_nodes().astype(omega.dtype))[:, None]
         sections = exp_jet(-back * omega[None], -back[:, :, None] * d_omega[None], qd)
-        return exp_jet(omega, d_omega, qd), elements_from_pose_jets(sections, qd)
+        return exp_jet(omega, d_omega, qd), sections

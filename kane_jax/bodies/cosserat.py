@@ -30,7 +30,7 @@ import numpy as np
 from .._jets import PoseJet
 from .._types import Array, Config, Float, Mat3, Pose, Vec3, Vec6
 from ..lie import se3_bracket, se3_exp
-from ._moments import Elements, distal_section_jets
+from ._moments import distal_section_jets
 from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_properties: public here too)
     _C1,
     _C2,
@@ -255,5 +255,5 @@ class CosseratGVS(AbstractRod):
         tip = poses[-1] @ self._step(q, jnp.asarray(self.grid[-1], dtype=q.dtype), jnp.ones((), dtype=q.dtype))
         return poses[1:, :3, :3], poses[1:, :3, 3], tip
 
-    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, Elements]:
+    def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, PoseJet]:
         return distal_section_jets(self.frames_and_tip, q, qd)
