@@ -24,7 +24,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._jets import PoseJet, cross, dot, materialize, mm, mtm, mtv, mv, vee_rt
+from .._jets import PoseJet, cross, materialize, mm, mtm, mtv, mv, vee_rt
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..lie import skew
 
