@@ -170,4 +170,5 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
         a, b = self.slices[0]
         cav = self.primitives[0]
         f = jnp.stack([cav.field(q[a:b], jnp.asarray(x, dtype=q.dtype)) for x in xs])
-        return self.length * jnp.pi * (self.inner_radius**2 + self.radius**2 * (jnp.asarray(ws) @ f))
+        mean = jnp.sum(jnp.asarray(ws, dtype=f.dtype) * f)
+        return self.length * jnp.pi * (self.inner_radius**2 + self.radius**2 * mean)

@@ -70,7 +70,7 @@ class AbstractPrimitive(eqx.Module):
     def field(self, a: Array, sigma: Array) -> Array:
         """The modal field ``f(σ) = Σ a_k φ_k(σ)``."""
         phi = self.default_modes(sigma) if self.modes is None else self.modes(sigma)
-        return phi @ a
+        return jnp.sum(phi * a.astype(phi.dtype), axis=-1)  # no dot: XLA:CPU lays out batched dots by copies
 
     def field_and_slope(self, a: Array, sigma: Array) -> tuple[Array, Array]:
         """``f(σ)`` and ``df/dσ`` (forward-mode autodiff)."""
@@ -118,7 +118,8 @@ class Bend(AbstractPrimitive):
         """``c(σ) = L σ Σ_j w_j t(θ(σ ξ_j))`` (2-vector in the bending plane)."""
         xi, w = gauss_legendre(self.n_backbone)
         theta = jax.vmap(lambda t: self.field(a, sigma * t))(jnp.asarray(xi, dtype=jnp.result_type(sigma, float)))
-        return length * sigma * (jnp.asarray(w) @ jnp.stack([jnp.cos(theta), jnp.sin(theta)], axis=1))
+        w = jnp.asarray(w, dtype=theta.dtype)
+        return length * sigma * jnp.stack([jnp.sum(w * jnp.cos(theta)), jnp.sum(w * jnp.sin(theta))])
 
     def apply(self, a, x, length, radius):
         lat = 1 if self.plane == "y" else 2
@@ -127,7 +128,7 @@ class Bend(AbstractPrimitive):
         c, dc = jax.jvp(lambda s: self._backbone(a, s, length), (sigma,), (jnp.ones_like(sigma),))
         t = jnp.stack([jnp.cos(theta), jnp.sin(theta)])
         n = jnp.stack([-jnp.sin(theta), jnp.cos(theta)])
-        lam_c = (dc @ t) / length  # c'(x)·t, 1 up to the backbone quadrature error
+        lam_c = (dc[0] * t[0] + dc[1] * t[1]) / length  # c'(x)·t, 1 up to the backbone quadrature error
         kappa = dtheta / length
         y = x[lat]
         eta = 2 * y / (lam_c + jnp.sqrt(lam_c**2 - 2 * kappa * y))
