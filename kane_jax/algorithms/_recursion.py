@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from .._jets import cross, dot, mtv, mv
+from .._jets import cross, dot, mtv, mv, sum_small
 from .._modules import chain_vector, module_rows, scan_modules
 from .._types import Array, Config, Float, Vec3
 from ._composite import composite_mass_matrix
@@ -57,7 +57,7 @@ class InverseDynamicsResult(NamedTuple):
 
 def _rows_dot(rows: Array, x: Array) -> Array:
     """``Σ_j rows[j] x[j]`` (``rows`` ``(n, …)``)."""
-    return jnp.sum(rows * x.reshape(x.shape + (1,) * (rows.ndim - 1)), axis=0)
+    return sum_small(rows * x.reshape(x.shape + (1,) * (rows.ndim - 1)), 0)
 
 
 def _backward(terms: ModuleTerms, f: Array, tau: Array, pi: Array, tip: Wrench, internal: Array | None):
@@ -103,13 +103,13 @@ def id_recursion(chain, terms: ModuleTerms, qdd: Config | None, base_acc: Vec3, 
         if acc_row is not None:
             acc_first = acc_first + _rows_dot(m.jac_first, acc_row)
             acc_moment = acc_moment - _rows_dot(t.jac_rot, acc_row)
-            acc_proj = acc_proj + jnp.sum(m.gram * acc_row[None, :], axis=1)
+            acc_proj = acc_proj + sum_small(m.gram * acc_row[None, :], 1)
         f = m.mass * a + cross(dw, c) + cross(w, cross(w, c)) + 2 * cross(w, t.vel_first) + acc_first
         iw = mv(t.inertia, w)
         h = t.vel_outer
         tau = (cross(c, a) + mv(t.inertia, dw) + cross(w, iw)
                + 2 * ((h[0, 0] + h[1, 1] + h[2, 2]) * w - mv(h, w)) + acc_moment)
-        quad = jnp.sum(m.jac_second * (w[:, None] * w[None, :])[None], axis=(1, 2)) - dot(w, w) * (
+        quad = sum_small(sum_small(m.jac_second * (w[:, None] * w[None, :])[None], 2), 1) - dot(w, w) * (
             m.jac_second[:, 0, 0] + m.jac_second[:, 1, 1] + m.jac_second[:, 2, 2])
         pi = (mv(m.jac_first, a) - mv(t.jac_rot, dw) + quad
               - 2 * mv(m.gyro, w) + acc_proj)
@@ -141,7 +141,7 @@ def mass_columns(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
             f = m.mass * a + cross(dw, c) + _rows_dot(m.jac_first, e_row)
             tau = cross(c, a) + mv(t.inertia, dw) - _rows_dot(t.jac_rot, e_row)
             pi = (mv(m.jac_first, a) - mv(t.jac_rot, dw)
-                  + jnp.sum(m.gram * e_row[None, :], axis=1))
+                  + sum_small(m.gram * e_row[None, :], 1))
             return (dw, a), (f, tau, pi)
 
         _, (f, tau, pi) = scan_modules(forward, (z, z), (terms, rows))

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._jets import compose, place, velocity
+from .._jets import compose, mtv, place, sum_small, velocity
 from .._modules import chain_block_diagonal, map_modules, n_rows, pad_rows
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..bodies._moments import BodyMoments
@@ -74,14 +74,14 @@ def module_terms(joint, body, q: Config, qd: Config | None, n_max: int, *, inter
     else:
         vel = velocity(rel, qd) if n else jnp.zeros((6,), dtype)
         qd_rows = pad_rows(qd, 0, n_max)
-        vel_first = jnp.sum(mom.jac_first * qd_rows[:, None], axis=0)
-        vel_outer = jnp.sum(mom.jac_second * qd_rows[:, None, None], axis=0)
+        vel_first = sum_small(mom.jac_first * qd_rows[:, None], 0)
+        vel_outer = sum_small(mom.jac_second * qd_rows[:, None, None], 0)
     if internal and qd is not None:
         force = jnp.concatenate([joint.internal_force(qj, qdj), body.internal_force(qb, qdb)])
         force = pad_rows(force, 0, n_max)
     else:
         force = jnp.zeros((n_max,), dtype)
-    return ModuleTerms(rel.rot, rel.trans, jnp.sum(rel.rot * rel.trans[:, None], axis=0), gen, vel, rel.curv, mom,
+    return ModuleTerms(rel.rot, rel.trans, mtv(rel.rot, rel.trans), gen, vel, rel.curv, mom,
                        inertia, _cross_of(mom.jac_second), vel_first, vel_outer, force)
 
 
