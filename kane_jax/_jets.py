@@ -43,12 +43,6 @@ def _lift(*xs: Array) -> list[Array]:
     return [x.reshape((1,) * (n - x.ndim) + x.shape) for x in xs]
 
 
-def _sum3(x: Array, axis: int) -> Array:
-    """Sum over an axis of size 3 as two elementwise adds: XLA:CPU fuses them with their operands,
-    where a ``reduce`` over a minor axis of 3 stays a loop of its own (2.3x slower batched ID)."""
-    return sum_small(x, axis)
-
-
 # axes up to this size are summed by element-wise adds (static slices), larger ones by ``jnp.sum``
 SMALL_SUM = 16
 
@@ -58,7 +52,8 @@ def sum_small(x: Array, axis: int = 0) -> Array:
 
     XLA:CPU rewrites a multiply followed by a ``reduce`` over a short axis into a library (YNNPACK)
     fusion of its own: for the batched ID of a 7-DoF arm those kernels took a third of the time
-    (2026-11-24 profile). Added slice by slice, the sum fuses with its operands instead.
+    (2026-11-24 profile), and a ``reduce`` over a minor axis of 3 stayed a loop of its own (2.3×
+    slower batched ID, 2026-11-23). Added slice by slice, the sum fuses with its operands instead.
     """
     n = x.shape[axis]
     if n == 0 or n > SMALL_SUM:
@@ -72,25 +67,25 @@ def sum_small(x: Array, axis: int = 0) -> Array:
 def mv(m: Array, v: Array) -> Array:
     """``m @ v`` for 3×3 ``m`` (leading batch axes broadcast), without a dot kernel."""
     m, v = _lift(m, v[..., None, :])
-    return _sum3(m * v, -1)
+    return sum_small(m * v, -1)
 
 
 def mtv(m: Array, v: Array) -> Array:
     """``mᵀ @ v`` for 3×3 ``m``."""
     m, v = _lift(m, v[..., :, None])
-    return _sum3(m * v, -2)
+    return sum_small(m * v, -2)
 
 
 def mm(a: Array, b: Array) -> Array:
     """``a @ b`` for 3×3 matrices (leading batch axes broadcast), without a dot kernel."""
     a, b = _lift(a[..., :, :, None], b[..., None, :, :])
-    return _sum3(a * b, -2)
+    return sum_small(a * b, -2)
 
 
 def mtm(a: Array, b: Array) -> Array:
     """``aᵀ @ b`` for 3×3 matrices."""
     a, b = _lift(a[..., :, :, None], b[..., :, None, :])
-    return _sum3(a * b, -3)
+    return sum_small(a * b, -3)
 
 
 def cross(a: Array, b: Array) -> Array:
