@@ -16,7 +16,10 @@ machine's drift hits them alike:
 
 Each kane_jax variant is timed twice: with JAX's default asynchronous CPU dispatch (the program
 runs on a worker thread; the caller waits for it) and with ``jax_cpu_enable_async_dispatch`` off
-(the program runs on the calling thread), a setting a control loop may choose.
+(the program runs on the calling thread), a setting a control loop may choose. JAX reads that
+option once, when it creates the CPU client, so each mode runs in a child process of its own that
+sets it before its first computation (before 2026-11-24 this script toggled it between variants
+in one process, where it had no effect: its "synchronous" rows were asynchronous).
 
 Run: ``python benchmarks/bench_call_latency.py [--quick]``.
 Target (issue 16): one jitted ID call ≤ 20 µs, one jitted FD call ≤ 30 µs.
@@ -24,7 +27,10 @@ Target (issue 16): one jitted ID call ≤ 20 µs, one jitted FD call ≤ 30 µs.
 
 from __future__ import annotations
 
+import argparse
+import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,11 +41,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import _common as C  # noqa: E402
 
 NAME = "bench_call_latency"
+_RESULT = "BENCH_CALL_LATENCY_RESULT "
 
 
-def main(argv=None) -> int:
-    args = C.parse_args(NAME, argv)
+def _measure(args, sync: bool) -> dict:
+    """Per-call times of every variant (and Pinocchio) in this process, dispatch mode ``sync``."""
     jax = C.setup_jax()
+    # read once, when JAX creates its CPU client: set before the first computation or it is ignored
+    jax.config.update("jax_cpu_enable_async_dispatch", not sync)
     import _robots
     import equinox as eqx
     import jax.numpy as jnp
@@ -98,38 +107,64 @@ def main(argv=None) -> int:
             got = np.asarray(call(*inputs[algo]))
             assert np.allclose(got, ref, rtol=1e-10, atol=1e-10), f"{algo} disagrees with Pinocchio"
 
-    rep = C.Report(NAME, args, C.conditions("float64", ["pin"]),
-                   "iiwa-like arm, one state per call, each call blocked on its output; the variants are timed "
-                   "interleaved (round-robin over repeats). Speed-up: Pinocchio time / variant time.")
     number = 200 if args.quick else 2000
-    repeats = args.repeats
+    out = {}
     for algo in ("ID", "FD"):
         x = inputs[algo]
-        runners = {}
-        for sync in (False, True):
-            for name, fn in variants[algo].items():
-                label = f"{name}, synchronous dispatch" if sync else name
-                runners[label] = (sync, (lambda fn: lambda: jax.block_until_ready(fn(*x)))(fn))
+        runners = {name: (lambda fn: lambda: jax.block_until_ready(fn(*x)))(fn) for name, fn in variants[algo].items()}
         if algo in peers:
-            runners[peers[algo][0]] = (False, peers[algo][1])
+            runners[peers[algo][0]] = peers[algo][1]
         per = {name: [] for name in runners}
-        for _ in range(repeats):
-            for name, (sync, run) in runners.items():
-                jax.config.update("jax_cpu_enable_async_dispatch", not sync)
+        for _ in range(args.repeats):
+            for name, run in runners.items():  # interleaved: the machine's drift hits all alike
                 run()  # compile / warm up
                 t0 = time.perf_counter()
                 for _ in range(number):
                     run()
                 per[name].append((time.perf_counter() - t0) / number)
-        jax.config.update("jax_cpu_enable_async_dispatch", True)
+        out[algo] = {"times": per, "peer": peers[algo][0] if algo in peers else None, "number": number}
+    return out
+
+
+def main(argv=None) -> int:
+    args = C.parse_args(NAME, argv, extra=lambda p: p.add_argument(
+        "--child", choices=["async", "sync"], default=None, help=argparse.SUPPRESS))
+    if args.child is not None:  # one dispatch mode, in a process of its own
+        print(_RESULT + json.dumps(_measure(args, args.child == "sync")))
+        return 0
+    jax = C.setup_jax()
+    results = {}
+    for mode in ("async", "sync"):
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--child", mode, "--repeats", str(args.repeats)]
+        cmd += ["--quick"] if args.quick else []
+        cmd += ["--no-fusion-emitters"] if args.no_fusion_emitters else []
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        lines = [ln for ln in proc.stdout.splitlines() if ln.startswith(_RESULT)]
+        if proc.returncode != 0 or not lines:
+            raise RuntimeError(f"the {mode} measurement failed (exit {proc.returncode}):\n{proc.stderr[-3000:]}")
+        results[mode] = json.loads(lines[-1][len(_RESULT):])
+
+    pin_name = "pin" if results["async"]["ID"]["peer"] else None
+    rep = C.Report(NAME, args, C.conditions("float64", [pin_name] if pin_name else []),
+                   "iiwa-like arm, one state per call, each call blocked on its output. Each dispatch mode runs in a "
+                   "process of its own (JAX reads `jax_cpu_enable_async_dispatch` once, when it creates the CPU "
+                   "client), asynchronous first; within a process the variants are timed interleaved (round-robin "
+                   "over repeats). Speed-up: Pinocchio time in the same process / variant time.")
+    del jax
+    for algo in ("ID", "FD"):
         table = C.Table(f"{algo}: one call", ["variant", "time per call", "speed-up vs Pinocchio"])
-        pin_med = statistics.median(per[peers[algo][0]]) if algo in peers else float("nan")
-        for name, ts in per.items():
-            t = C.Timing(statistics.median(ts), min(ts), max(ts), number)
-            table.add(name, t.fmt(), C.ratio(pin_med, t.median) if algo in peers else "n/a")
-        table.notes.append("synchronous dispatch: jax.config.update('jax_cpu_enable_async_dispatch', False), set "
-                           "by the user (kane_jax never changes JAX's configuration): the CPU runs the program on "
-                           "the calling thread instead of handing it to a worker thread and waiting for it")
+        for mode in ("async", "sync"):
+            res = results[mode][algo]
+            per, peer = res["times"], res["peer"]
+            pin_med = statistics.median(per[peer]) if peer else float("nan")
+            for name, ts in per.items():
+                t = C.Timing(statistics.median(ts), min(ts), max(ts), res["number"])
+                label = name if mode == "async" else f"{name}, synchronous dispatch"
+                table.add(label, t.fmt(), C.ratio(pin_med, t.median) if peer else "n/a")
+        table.notes.append("synchronous dispatch: jax.config.update('jax_cpu_enable_async_dispatch', False) before "
+                           "the first JAX computation of the process, set by the user (kane_jax never changes JAX's "
+                           "configuration): the CPU runs each program on the calling thread instead of handing it "
+                           "to a worker thread and waiting for it. Set later, the option is silently ignored.")
         rep.add(table)
     rep.write()
     return 0

@@ -12,7 +12,9 @@ key a dictionary of ``jax.jit`` functions of the array leaves alone, and ``jax.j
 path does the rest.
 
 Under a transformation (``jit``, ``vmap``, ``grad``) the same function is traced inline, as
-``filter_jit``'s would be.
+``filter_jit``'s would be. Eager calls on the CPU compile with one per-program XLA option (the
+memory-optimized thunk schedule, see ``_CPU_COMPILER_OPTIONS``); JAX's global configuration and
+users' own programs are untouched.
 """
 
 from __future__ import annotations
@@ -23,8 +25,31 @@ from typing import Any, TypeVar
 
 import equinox as eqx
 import jax
+from jax._src import core as _jax_core
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+# XLA:CPU's default thunk schedule lets independent kernels run on the CPU client's worker threads;
+# for the many small, mostly independent kernels of one call on one state (the chain's parameters
+# turned into per-module terms) the hand-offs cost more than the kernels. The memory-optimized
+# schedule orders them into a sequence. Measured on the iiwa-like arm, one ID call with the chain's
+# arrays as arguments, synchronous dispatch, 2026-11-24: 70-76 -> 28-30 us. A per-program compile
+# option, not a global flag: programs of users' own `jit`s are untouched.
+_CPU_COMPILER_OPTIONS = {"xla_cpu_scheduler_type": "CPU_SCHEDULER_TYPE_MEMORY_OPTIMIZED"}
+
+
+def _compiler_options(eager: bool) -> dict | None:
+    """The per-program options of a top-level (eager) call on the CPU; none inside a user's trace,
+    where JAX rejects options on a nested ``jit`` and the user's own program is compiled instead."""
+    return _CPU_COMPILER_OPTIONS if eager and jax.default_backend() == "cpu" else None
+
+
+def _eager() -> bool:
+    """True when no transformation is tracing (JAX's trace state is clean). Where the private
+    probe is missing (another JAX version), False: the calls then compile without options."""
+    clean = getattr(_jax_core, "trace_state_clean", None)
+    return bool(clean()) if clean is not None else False
 
 
 def _rebuild(treedef, mask: tuple[bool, ...], static: tuple, dynamic: list) -> tuple[tuple, dict]:
@@ -51,7 +76,8 @@ def entry_jit(fn: F) -> F:
         leaves, treedef = jax.tree.flatten((args, kwargs))
         mask = tuple(eqx.is_array(x) for x in leaves)
         static = tuple(None if m else x for m, x in zip(mask, leaves))
-        key = (treedef, mask, static)
+        eager = _eager()
+        key = (treedef, mask, static, eager)
         try:
             jitted = compiled.get(key)
         except TypeError:  # an unhashable static leaf
@@ -61,7 +87,7 @@ def entry_jit(fn: F) -> F:
                 a, k = _rebuild(treedef, mask, static, dynamic)
                 return fn(*a, **k)
 
-            jitted = compiled[key] = jax.jit(run)
+            jitted = compiled[key] = jax.jit(run, compiler_options=_compiler_options(eager))
         return jitted([x for m, x in zip(mask, leaves) if m])
 
     return call  # type: ignore[return-value]

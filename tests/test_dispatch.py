@@ -10,6 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import kane_jax as kj
+from kane_jax import _dispatch as dispatch
 from kane_jax._dispatch import entry_jit
 
 
@@ -58,3 +59,22 @@ def test_public_entry_points_accept_a_user_geometry_function():
     np.testing.assert_allclose(kj.forward_dynamics(chain, q, q, tau), q, rtol=1e-10, atol=1e-12)
     params, static = eqx.partition(chain, eqx.is_array)
     assert any(callable(x) for x in jax.tree.leaves(static))
+
+
+def test_eager_calls_and_calls_inside_a_users_trace_agree():
+    # eager calls compile with per-program CPU options (_dispatch._CPU_COMPILER_OPTIONS); inside a
+    # user's jit, even with every array closed over (no tracer among the arguments), the call is
+    # traced into the user's program, where JAX rejects options on a nested jit
+    arm = _arm()
+    q = jnp.array([0.3, -0.7])
+    eager = kj.inverse_dynamics(arm, q, q, q)
+    closed = jax.jit(lambda: kj.inverse_dynamics(arm, q, q, q))()
+    traced = jax.jit(lambda x: kj.inverse_dynamics(arm, x, x, x))(q)
+    batched = jax.vmap(lambda x: kj.inverse_dynamics(arm, x, x, x))(jnp.stack([q, q]))
+    # the same IEEE operations, scheduled differently: identical to rounding (1e-15 relative)
+    for other in (closed, traced, batched[0], batched[1]):
+        np.testing.assert_allclose(other, eager, rtol=1e-15, atol=1e-15)
+    # and the eager program is the one with the options (only on the CPU)
+    if jax.default_backend() == "cpu":
+        assert dispatch._eager() and dispatch._compiler_options(True) == dispatch._CPU_COMPILER_OPTIONS
+    assert dispatch._compiler_options(False) is None
