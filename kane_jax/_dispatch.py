@@ -12,9 +12,10 @@ key a dictionary of ``jax.jit`` functions of the array leaves alone, and ``jax.j
 path does the rest.
 
 Under a transformation (``jit``, ``vmap``, ``grad``) the same function is traced inline, as
-``filter_jit``'s would be. Eager calls on the CPU compile with one per-program XLA option (the
-memory-optimized thunk schedule, see ``_CPU_COMPILER_OPTIONS``); JAX's global configuration and
-users' own programs are untouched.
+``filter_jit``'s would be. Eager calls of the entry points that opt in (``sequential=True``: the
+inverse dynamics and the mass matrix) compile on the CPU with one per-program XLA option, the
+memory-optimized thunk schedule (``_CPU_COMPILER_OPTIONS``); JAX's global configuration and users'
+own programs are untouched.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 # for the many small, mostly independent kernels of one call on one state (the chain's parameters
 # turned into per-module terms) the hand-offs cost more than the kernels. The memory-optimized
 # schedule orders them into a sequence. Measured on the iiwa-like arm, 2026-11-24, synchronous
-# dispatch: one public ID call 85-104 -> 31-43 us, M 106 -> 26 us (AOT ID 70-76 -> 28-30 us); FD and
-# soft chains unchanged. A per-program compile option, not a global flag: programs of users' own
-# `jit`s are untouched.
+# dispatch: one public ID call 85-104 -> 31-43 us, M 106 -> 26 us (AOT ID 70-76 -> 28-30 us); soft
+# chains unchanged; FD's eager call slower (101 -> 130 us), so entry points opt in (`sequential`).
+# A per-program compile option, not a global flag: programs of users' own `jit`s are untouched.
 _CPU_COMPILER_OPTIONS = {"xla_cpu_scheduler_type": "CPU_SCHEDULER_TYPE_MEMORY_OPTIMIZED"}
 
 
@@ -59,16 +60,22 @@ def _rebuild(treedef, mask: tuple[bool, ...], static: tuple, dynamic: list) -> t
     return jax.tree.unflatten(treedef, leaves)
 
 
-def entry_jit(fn: F) -> F:
+def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
     """Compile ``fn`` once per argument structure, tracing only array leaves (``filter_jit``'s rule).
 
     Arguments:
-        fn: a function of pytrees (the chain first) whose outputs are arrays.
+        fn: a function of pytrees (the chain first) whose outputs are arrays (``None``: return the
+            decorator, for ``@entry_jit(sequential=True)``).
+        sequential: compile eager CPU calls with the memory-optimized thunk schedule
+            (``_CPU_COMPILER_OPTIONS``). Measured to help ID and M; it made FD's one eager call
+            slower (sync dispatch, 2026-11-24: 101 -> 130 us), so it is per entry point.
 
     Returns:
         The compiled function, same signature and docstring. Arguments whose static leaves cannot be
         hashed (unusual user data) fall back to ``equinox.filter_jit``.
     """
+    if fn is None:
+        return functools.partial(entry_jit, sequential=sequential)  # type: ignore[return-value]
     compiled: dict[Any, Callable] = {}
     fallback = eqx.filter_jit(fn)
 
@@ -88,7 +95,7 @@ def entry_jit(fn: F) -> F:
                 a, k = _rebuild(treedef, mask, static, dynamic)
                 return fn(*a, **k)
 
-            jitted = compiled[key] = jax.jit(run, compiler_options=_compiler_options(eager))
+            jitted = compiled[key] = jax.jit(run, compiler_options=_compiler_options(eager and sequential))
         return jitted([x for m, x in zip(mask, leaves) if m])
 
     return call  # type: ignore[return-value]

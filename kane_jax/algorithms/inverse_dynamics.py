@@ -27,7 +27,7 @@ def check_gravity(chain, gravity) -> jnp.ndarray:
     return g
 
 
-@entry_jit
+@entry_jit(sequential=True)
 def inverse_dynamics_full(
     chain, q: Config, qd: Config, qdd: Config, *, gravity: Vec3 | None = None,
     tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None, internal: bool = True,
@@ -53,7 +53,7 @@ def inverse_dynamics_full(
     return id_recursion(chain, terms, qdd, -g, tip_wrench(tip_force, tip_torque, terms.rot.dtype))
 
 
-@entry_jit
+@entry_jit(sequential=True)
 def inverse_dynamics(
     chain, q: Config, qd: Config, qdd: Config, *, gravity: Vec3 | None = None,
     tip_force: Vec3 | None = None, tip_torque: Vec3 | None = None,

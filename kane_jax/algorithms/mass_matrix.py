@@ -7,7 +7,7 @@ from .._types import Array, Config, Float
 from ._recursion import mass_matrix_kernel
 
 
-@entry_jit
+@entry_jit(sequential=True)
 def mass_matrix(chain, q: Config) -> Float[Array, "nq nq"]:
     """Generalized mass matrix ``M(q)`` (symmetric positive definite).
 
