@@ -132,7 +132,6 @@ def main(argv=None) -> int:
     if args.child is not None:  # one dispatch mode, in a process of its own
         print(_RESULT + json.dumps(_measure(args, args.child == "sync")))
         return 0
-    jax = C.setup_jax()
     results = {}
     for mode in ("async", "sync"):
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child", mode, "--repeats", str(args.repeats)]
@@ -150,7 +149,6 @@ def main(argv=None) -> int:
                    "process of its own (JAX reads `jax_cpu_enable_async_dispatch` once, when it creates the CPU "
                    "client), asynchronous first; within a process the variants are timed interleaved (round-robin "
                    "over repeats). Speed-up: Pinocchio time in the same process / variant time.")
-    del jax
     for algo in ("ID", "FD"):
         table = C.Table(f"{algo}: one call", ["variant", "time per call", "speed-up vs Pinocchio"])
         for mode in ("async", "sync"):

@@ -84,7 +84,7 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
         leaves, treedef = jax.tree.flatten((args, kwargs))
         mask = tuple(eqx.is_array(x) for x in leaves)
         static = tuple(None if m else x for m, x in zip(mask, leaves))
-        eager = _eager()
+        eager = sequential and _eager()  # only the opted-in entry points keep two programs apart
         key = (treedef, mask, static, eager)
         try:
             jitted = compiled.get(key)
@@ -95,7 +95,7 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
                 a, k = _rebuild(treedef, mask, static, dynamic)
                 return fn(*a, **k)
 
-            jitted = compiled[key] = jax.jit(run, compiler_options=_compiler_options(eager and sequential))
+            jitted = compiled[key] = jax.jit(run, compiler_options=_compiler_options(eager))
         return jitted([x for m, x in zip(mask, leaves) if m])
 
     return call  # type: ignore[return-value]

@@ -71,7 +71,11 @@ def test_eager_calls_and_calls_inside_a_users_trace_agree():
     closed = jax.jit(lambda: kj.inverse_dynamics(arm, q, q, q))()
     traced = jax.jit(lambda x: kj.inverse_dynamics(arm, x, x, x))(q)
     batched = jax.vmap(lambda x: kj.inverse_dynamics(arm, x, x, x))(jnp.stack([q, q]))
-    # the same IEEE operations, scheduled differently: identical to rounding (1e-15 relative)
+    # the eager program against the independent Euler–Lagrange reference (1e-12 relative) ...
+    from kane_jax.reference import euler_lagrange as el
+
+    np.testing.assert_allclose(eager, el.inverse_dynamics(arm, q, q, q), rtol=1e-12, atol=1e-12)
+    # ... and the same IEEE operations, scheduled differently: identical to rounding (1e-15 relative)
     for other in (closed, traced, batched[0], batched[1]):
         np.testing.assert_allclose(other, eager, rtol=1e-15, atol=1e-15)
     # and the eager program is the one with the options (only on the CPU)
