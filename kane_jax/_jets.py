@@ -64,28 +64,43 @@ def sum_small(x: Array, axis: int = 0) -> Array:
     return out
 
 
+def _sum3(terms) -> Array:
+    """``t0 + t1 + t2``, left to right (the order ``sum_small`` adds in)."""
+    out = terms[0]
+    for t in terms[1:]:
+        out = out + t
+    return out
+
+
+# The 3×3 products below add three products of slices rather than reducing one broadcast product
+# (``sum_small(a * b)``): the broadcast product is a (…, 3, 3, 3) array that XLA materializes when
+# several slices read it, and one buffer over 512 bytes (a 7-module stack of them is 1,512) makes
+# XLA:CPU run the whole program's kernels on its worker threads instead of the calling thread
+# (``docs/architecture.md``, "Small buffers"). Same operations, same order, same bits.
+
+
 def mv(m: Array, v: Array) -> Array:
     """``m @ v`` for 3×3 ``m`` (leading batch axes broadcast), without a dot kernel."""
     m, v = _lift(m, v[..., None, :])
-    return sum_small(m * v, -1)
+    return _sum3([m[..., :, k] * v[..., :, k] for k in range(3)])
 
 
 def mtv(m: Array, v: Array) -> Array:
     """``mᵀ @ v`` for 3×3 ``m``."""
     m, v = _lift(m, v[..., :, None])
-    return sum_small(m * v, -2)
+    return _sum3([m[..., k, :] * v[..., k, :] for k in range(3)])
 
 
 def mm(a: Array, b: Array) -> Array:
     """``a @ b`` for 3×3 matrices (leading batch axes broadcast), without a dot kernel."""
-    a, b = _lift(a[..., :, :, None], b[..., None, :, :])
-    return sum_small(a * b, -2)
+    a, b = _lift(a, b)
+    return _sum3([a[..., :, k, None] * b[..., None, k, :] for k in range(3)])
 
 
 def mtm(a: Array, b: Array) -> Array:
     """``aᵀ @ b`` for 3×3 matrices."""
-    a, b = _lift(a[..., :, :, None], b[..., :, None, :])
-    return sum_small(a * b, -3)
+    a, b = _lift(a, b)
+    return _sum3([a[..., k, :, None] * b[..., None, k, :] for k in range(3)])
 
 
 def cross(a: Array, b: Array) -> Array:
@@ -168,7 +183,7 @@ def place(pose: Pose, jet: PoseJet) -> PoseJet:
     return PoseJet(mm(rp, jet.rot), mv(rp, jet.trans) + tp, jet.gen, jet.curv)
 
 
-def screw_jet(placement: Pose, screw: Array, q: Config, qd: Config | None) -> PoseJet:
+def screw_jet(placement_rot: Mat3, placement_trans: Vec3, screw: Array, q: Config, qd: Config | None) -> PoseJet:
     """Closed-form jet of ``P exp(q ξ̂)`` for a unit screw ``ξ = (ω, v)`` (revolute, prismatic, helical).
 
     The body-frame twist of ``exp(q ξ̂)`` is ``ξ q̇``, so ``gen = ξ`` and ``curv = (0, ω × v q̇²)``
@@ -184,7 +199,8 @@ def screw_jet(placement: Pose, screw: Array, q: Config, qd: Config | None) -> Po
     trans = wxv - mv(rot, wxv) + w * dot(w, v) * angle + (1 - dot(w, w)) * v * angle
     zero3 = jnp.zeros((3,), rot.dtype)
     curv = jnp.zeros((6,), rot.dtype) if qd is None else jnp.concatenate([zero3, wxv * qd[0] ** 2])
-    return place(placement, PoseJet(rot, trans, screw[None, :].astype(rot.dtype), curv))
+    jet = PoseJet(rot, trans, screw[None, :].astype(rot.dtype), curv)
+    return PoseJet(mm(placement_rot, rot), mv(placement_rot, trans) + placement_trans, jet.gen, jet.curv)
 
 
 def compose(a: PoseJet, qd_a: Config | None, b: PoseJet, qd_b: Config | None) -> PoseJet:

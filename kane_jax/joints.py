@@ -14,7 +14,7 @@ import jax.numpy as jnp
 
 from . import _checks
 from ._jets import PoseJet, pose_jet, screw_jet
-from ._types import Array, Config, Pose
+from ._types import Array, Config, Mat3, Pose, Vec3
 from .lie import make_pose, rot_axis, so3_exp, translation
 
 
@@ -25,10 +25,18 @@ class AbstractJoint(eqx.Module):
     constant placement and :meth:`jet` differentiates it (closed form for screw joints).
     """
 
-    placement: eqx.AbstractVar[Pose]
+    placement_rot: eqx.AbstractVar[Mat3]
+    placement_trans: eqx.AbstractVar[Vec3]
     stiffness: eqx.AbstractVar[Array]
     damping: eqx.AbstractVar[Array]
     nq: eqx.AbstractClassVar[int]
+
+    @property
+    def placement(self) -> Pose:
+        """The constant 4×4 placement. Stored as its rotation and translation (two leaves): a
+        stack of 4×4 poses is the one buffer of a 7-module arm's program over XLA:CPU's
+        512-byte limit for running its kernels on the calling thread (``docs/architecture.md``)."""
+        return make_pose(self.placement_rot, self.placement_trans)
 
     @abc.abstractmethod
     def motion(self, q: Config) -> Pose:
@@ -50,7 +58,7 @@ class AbstractJoint(eqx.Module):
         screw joint, autodiff otherwise; ``qd=None`` for the configuration-only jet."""
         screw = self.screw_axis()
         if screw is not None:
-            return screw_jet(self.placement, screw.astype(jnp.result_type(q, screw)), q, qd)
+            return screw_jet(self.placement_rot, self.placement_trans, screw.astype(jnp.result_type(q, screw)), q, qd)
         return pose_jet(self.transform, q, qd)
 
     def internal_force(self, q: Config, qd: Config) -> Config:
@@ -63,7 +71,8 @@ class AbstractJoint(eqx.Module):
 
 
 def _joint_init(self, placement, stiffness, damping):
-    self.placement = _checks.rigid_transform(placement, "placement")
+    pose = _checks.rigid_transform(placement, "placement")
+    self.placement_rot, self.placement_trans = pose[:3, :3], pose[:3, 3]
     self.stiffness = _checks.matrix_or_zeros(stiffness, "stiffness", self.nq)
     self.damping = _checks.matrix_or_zeros(damping, "damping", self.nq)
 
@@ -72,7 +81,8 @@ class Revolute(AbstractJoint):
     """Rotation by ``q`` [rad] about the unit ``axis`` through the placement frame's origin."""
 
     axis: Array
-    placement: Pose
+    placement_rot: Mat3
+    placement_trans: Vec3
     stiffness: Array
     damping: Array
     nq = 1
@@ -92,7 +102,8 @@ class Prismatic(AbstractJoint):
     """Translation by ``q`` [m] along the unit ``axis``."""
 
     axis: Array
-    placement: Pose
+    placement_rot: Mat3
+    placement_trans: Vec3
     stiffness: Array
     damping: Array
     nq = 1
@@ -113,7 +124,8 @@ class Helical(AbstractJoint):
 
     axis: Array
     pitch: Array
-    placement: Pose
+    placement_rot: Mat3
+    placement_trans: Vec3
     stiffness: Array
     damping: Array
     nq = 1
@@ -133,7 +145,8 @@ class Helical(AbstractJoint):
 class Fixed(AbstractJoint):
     """No motion: the output frame is the placement (zero coordinates)."""
 
-    placement: Pose
+    placement_rot: Mat3
+    placement_trans: Vec3
     stiffness: Array
     damping: Array
     nq = 0
@@ -142,7 +155,7 @@ class Fixed(AbstractJoint):
         _joint_init(self, placement, None, None)
 
     def motion(self, q: Config) -> Pose:
-        return jnp.eye(4, dtype=self.placement.dtype)
+        return jnp.eye(4, dtype=self.placement_rot.dtype)
 
     def screw_axis(self) -> None:
         return None
@@ -153,7 +166,8 @@ class Universal(AbstractJoint):
 
     axis1: Array
     axis2: Array
-    placement: Pose
+    placement_rot: Mat3
+    placement_trans: Vec3
     stiffness: Array
     damping: Array
     nq = 2
@@ -175,7 +189,8 @@ class Universal(AbstractJoint):
 class Spherical(AbstractJoint):
     """Ball joint; ``q`` is the rotation vector [rad] (exponential coordinates, smooth at 0)."""
 
-    placement: Pose
+    placement_rot: Mat3
+    placement_trans: Vec3
     stiffness: Array
     damping: Array
     nq = 3
@@ -194,7 +209,8 @@ class Spherical(AbstractJoint):
 class Free(AbstractJoint):
     """Floating base: ``q[:3]`` translation [m] then ``q[3:]`` rotation vector [rad]."""
 
-    placement: Pose
+    placement_rot: Mat3
+    placement_trans: Vec3
     stiffness: Array
     damping: Array
     nq = 6

@@ -8,6 +8,7 @@ import jax.numpy as jnp
 from .. import _checks
 from .._jets import PoseJet, constant_pose_jet, mtv
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
+from ..lie import make_pose
 from ._base import AbstractBody
 from ._moments import BodyMoments
 
@@ -30,7 +31,8 @@ class RigidBody(AbstractBody):
     mass: Float[Array, ""]
     com: Vec3
     inertia: Mat3
-    tip_pose: Pose
+    tip_rot: Mat3
+    tip_trans: Vec3
     nq: int = eqx.field(static=True, default=0)
 
     def __init__(self, mass, com=(0.0, 0.0, 0.0), inertia=None, tip=None):
@@ -51,20 +53,27 @@ class RigidBody(AbstractBody):
                         f"`inertia` must satisfy the triangle inequality of principal moments, "
                         f"got principal moments {eig.tolist()}."
                     )
-        self.tip_pose = _checks.rigid_transform(tip, "tip")
+        pose = _checks.rigid_transform(tip, "tip")
+        # rotation and translation as two leaves (see AbstractJoint.placement)
+        self.tip_rot, self.tip_trans = pose[:3, :3], pose[:3, 3]
         self.nq = 0
+
+    @property
+    def tip_pose(self) -> Pose:
+        """The constant 4×4 pose of the distal frame in the proximal frame."""
+        return make_pose(self.tip_rot, self.tip_trans)
 
     def tip(self, q: Config) -> Pose:
         return self.tip_pose
 
     def points_in_frame(self, q: Config) -> Float[Array, "K 3"]:
         """The proximal origin, the centre of mass and the distal origin (a polyline for plots)."""
-        return jnp.stack([jnp.zeros(3, dtype=self.com.dtype), self.com, self.tip_pose[:3, 3]])
+        return jnp.stack([jnp.zeros(3, dtype=self.com.dtype), self.com, self.tip_trans])
 
     def jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, BodyMoments]:
         """Constant distal frame; moments in closed form (DESIGN §3.3): ``first = m c``,
         ``second = m c cᵀ + S_c`` with ``S_c = tr(I_c)/2 · 1 − I_c`` the second moment about the CoM."""
-        rot, trans = self.tip_pose[:3, :3], self.tip_pose[:3, 3]
+        rot, trans = self.tip_rot, self.tip_trans
         c = mtv(rot, self.com - trans)  # centre of mass in {S_i}
         i_c = rot.T @ self.inertia @ rot
         eye = jnp.eye(3, dtype=c.dtype)
