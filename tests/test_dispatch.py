@@ -82,3 +82,37 @@ def test_eager_calls_and_calls_inside_a_users_trace_agree():
     if jax.default_backend() == "cpu":
         assert dispatch._eager() and dispatch._compiler_options(True) == dispatch._CPU_COMPILER_OPTIONS
     assert dispatch._compiler_options(False) is None
+
+
+def test_a_chain_is_flattened_once_and_its_entry_leaves_with_it():
+    # the chain's flattened form is kept per chain object (its leaves never change); a chain with
+    # the same structure and other values is another object and gives its own numbers, and a
+    # chain built inside a trace (tracer leaves) is not kept
+    import gc
+
+    from kane_jax.reference import euler_lagrange as el
+
+    q = jnp.array([0.3, -0.7])
+    arm, heavy = _arm(), _arm(2.5)
+    for chain in (arm, heavy, arm):
+        np.testing.assert_allclose(kj.inverse_dynamics(chain, q, q, q), el.inverse_dynamics(chain, q, q, q),
+                                   rtol=1e-12, atol=1e-12)
+    assert id(arm) in dispatch._modules and id(heavy) in dispatch._modules
+    key = id(heavy)
+    del heavy
+    gc.collect()
+    assert key not in dispatch._modules
+
+    kept = []
+
+    def loss(mass):
+        chain = _arm(mass)
+        out = jnp.sum(kj.inverse_dynamics(chain, q, q, q))
+        kept.append(id(chain) in dispatch._modules)  # while the chain is alive
+        return out
+
+    g = jax.grad(loss)(1.5)
+    assert kept == [False]
+    h = 1e-6
+    np.testing.assert_allclose(g, (loss(1.5 + h) - loss(1.5 - h)) / (2 * h), rtol=1e-7)
+    assert kept == [False, True, True]

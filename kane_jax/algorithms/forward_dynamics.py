@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -59,7 +61,10 @@ def forward_dynamics(
         return eqx.error_if(qdd, ~jnp.all(jnp.isfinite(qdd)),
                             "forward_dynamics: non-finite accelerations (mass matrix not positive definite, "
                             "or non-finite state/input)")
-    if not np.all(np.isfinite(np.asarray(qdd))):
+    values = np.asarray(qdd)
+    # one sum is cheaper than an element-wise test (≈ 1 vs 3–7 µs of a ≈ 30 µs call); a finite
+    # vector whose sum overflows is told apart by the element-wise test
+    if not math.isfinite(values.sum()) and not np.all(np.isfinite(values)):
         for name, x in (("q", q), ("qd", qd), ("tau", tau)):
             if not np.all(np.isfinite(np.asarray(x))):
                 raise ValueError(f"forward_dynamics: `{name}` must be finite, got {np.asarray(x)}.")
