@@ -59,9 +59,9 @@ def _eager() -> bool:
 class _Flat(NamedTuple):
     """A pytree split as ``jax.jit`` needs it: its array leaves, and a token naming the rest."""
 
-    token: int  # equal for pytrees of the same tree definition and static leaves
-    treedef: Any
-    mask: tuple[bool, ...]  # which leaves are arrays
+    token: Any  # equal for pytrees of the same tree definition and static leaves
+    treedef: Any  # None: positional arguments that are arrays or None (``mask``: None where None)
+    mask: tuple  # which leaves are arrays
     static: tuple  # the non-array leaves (None where an array is)
     dynamic: list  # the array leaves
 
@@ -148,7 +148,12 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
     def call(*args, **kwargs):
         try:
             if args and isinstance(args[0], eqx.Module):  # the chain: flattened once per object
-                head, rest = _flatten_module(args[0]), _flatten((args[1:], kwargs))
+                head = _flatten_module(args[0])
+                kinds = None if kwargs else tuple(None if x is None else _is_array(x) for x in args[1:])
+                if kinds is not None and False not in kinds:  # (chain, q, qd, None, ...): nothing to flatten
+                    rest = _Flat(kinds, None, kinds, (), [x for x in args[1:] if x is not None])
+                else:
+                    rest = _flatten((args[1:], kwargs))
             else:
                 head, rest = None, _flatten((args, kwargs))
         except TypeError:  # an unhashable static leaf
@@ -159,7 +164,11 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
         if jitted is None:
 
             def run(dyn_head, dyn_rest, head=head, rest=rest):
-                a, k = _unflatten(rest, dyn_rest)
+                if rest.treedef is None:  # positional arrays and Nones (see above)
+                    it = iter(dyn_rest)
+                    a, k = tuple(None if m is None else next(it) for m in rest.mask), {}
+                else:
+                    a, k = _unflatten(rest, dyn_rest)
                 if head is not None:
                     a = (_unflatten(head, dyn_head), *a)
                 return fn(*a, **k)
