@@ -6,7 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .. import _checks
-from .._jets import PoseJet, constant_pose_jet, mtv
+from .._jets import PoseJet, constant_pose_jet, mm, mtm, mtv
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import make_pose
 from ._base import AbstractBody
@@ -75,9 +75,9 @@ class RigidBody(AbstractBody):
         ``second = m c cᵀ + S_c`` with ``S_c = tr(I_c)/2 · 1 − I_c`` the second moment about the CoM."""
         rot, trans = self.tip_rot, self.tip_trans
         c = mtv(rot, self.com - trans)  # centre of mass in {S_i}
-        i_c = rot.T @ self.inertia @ rot
+        i_c = mm(mtm(rot, self.inertia), rot)  # element-wise: no dot kernels in a call's program
         eye = jnp.eye(3, dtype=c.dtype)
-        second = self.mass * (c[:, None] * c[None, :]) + 0.5 * jnp.trace(i_c) * eye - i_c
+        second = self.mass * (c[:, None] * c[None, :]) + 0.5 * (i_c[0, 0] + i_c[1, 1] + i_c[2, 2]) * eye - i_c
         z3 = jnp.zeros((3,), c.dtype)
         mom = BodyMoments(mass=self.mass, first=self.mass * c, second=second, jac_first=jnp.zeros((0, 3), c.dtype),
                           jac_second=jnp.zeros((0, 3, 3), c.dtype), gram=jnp.zeros((0, 0), c.dtype),
