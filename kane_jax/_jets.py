@@ -191,7 +191,10 @@ def screw_jet(placement_rot: Mat3, placement_trans: Vec3, screw: Array, q: Confi
     """
     w, v = screw[:3], screw[3:]
     angle = q[0]
-    s, c = jnp.sin(angle), jnp.cos(angle)
+    # sine and cosine computed once: XLA:CPU would recompute them in every fusion reading the rotation
+    # (three fusions × nine entries per module in a batched ID, 2026-11-24 profile)
+    sc = materialize(jnp.stack([jnp.sin(angle), jnp.cos(angle)]))
+    s, c = sc[0], sc[1]
     # R = 1 + sin [ω]× + (1 − cos) [ω]×², valid for a unit or a zero ω (prismatic: R = 1)
     rot = ((1 - (1 - c) * dot(w, w)) * jnp.eye(3, dtype=w.dtype) + s * skew(w) + (1 - c) * (w[:, None] * w[None, :]))
     # translation of exp(q ξ̂) for a unit axis ω: (1 − R) (ω × v) + ω ωᵀ v q (zero ω: v q)
