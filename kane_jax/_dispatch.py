@@ -78,6 +78,17 @@ def _is_array(x: Any) -> bool:
     return r
 
 
+_is_module_type: dict[type, bool] = {}  # isinstance(x, eqx.Module) goes through ABCMeta and Module.__getattribute__
+
+
+def _is_module(x: Any) -> bool:
+    t = type(x)
+    r = _is_module_type.get(t)
+    if r is None:
+        r = _is_module_type[t] = isinstance(x, eqx.Module)
+    return r
+
+
 def _flatten(tree: Any) -> _Flat:
     """Split ``tree``; ``TypeError`` if a static leaf cannot be hashed."""
     leaves, treedef = jax.tree.flatten(tree)
@@ -147,7 +158,7 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
     @functools.wraps(fn)
     def call(*args, **kwargs):
         try:
-            if args and isinstance(args[0], eqx.Module):  # the chain: flattened once per object
+            if args and _is_module(args[0]):  # the chain: flattened once per object
                 head = _flatten_module(args[0])
                 kinds = None if kwargs else tuple(None if x is None else _is_array(x) for x in args[1:])
                 if kinds is not None and False not in kinds:  # (chain, q, qd, None, ...): nothing to flatten

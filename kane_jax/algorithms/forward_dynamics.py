@@ -62,9 +62,9 @@ def forward_dynamics(
                             "forward_dynamics: non-finite accelerations (mass matrix not positive definite, "
                             "or non-finite state/input)")
     values = np.asarray(qdd)
-    # one sum is cheaper than an element-wise test (≈ 1 vs 3–7 µs of a ≈ 30 µs call); a finite
-    # vector whose sum overflows is told apart by the element-wise test
-    if not math.isfinite(values.sum()) and not np.all(np.isfinite(values)):
+    # one Python sum of the values is cheaper than an element-wise test (0.2 vs 1.3 µs, of a ≈ 30 µs
+    # call); a finite vector whose sum overflows is told apart by the element-wise test
+    if not math.isfinite(sum(values.ravel().tolist())) and not np.all(np.isfinite(values)):
         for name, x in (("q", q), ("qd", qd), ("tau", tau)):
             if not np.all(np.isfinite(np.asarray(x))):
                 raise ValueError(f"forward_dynamics: `{name}` must be finite, got {np.asarray(x)}.")
