@@ -173,8 +173,11 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
         key = (None if head is None else head.token, rest.token, eager)
         jitted = compiled.get(key)
         if jitted is None:
+            # the program keeps the structure only, not this call's arrays (or tracers)
+            head_spec = None if head is None else head._replace(dynamic=[])
+            rest_spec = rest._replace(dynamic=[])
 
-            def run(dyn_head, dyn_rest, head=head, rest=rest):
+            def run(dyn_head, dyn_rest, head=head_spec, rest=rest_spec):
                 if rest.treedef is None:  # positional arrays and Nones (see above)
                     it = iter(dyn_rest)
                     a, k = tuple(None if m is None else next(it) for m in rest.mask), {}

@@ -116,3 +116,19 @@ def test_a_chain_is_flattened_once_and_its_entry_leaves_with_it():
     h = 1e-6
     np.testing.assert_allclose(g, (loss(1.5 + h) - loss(1.5 - h)) / (2 * h), rtol=1e-7)
     assert kept == [False, True, True]
+
+
+def test_compiled_programs_do_not_keep_the_first_calls_arrays():
+    # a compiled entry point keeps the structure of its arguments, not the arrays of the call
+    # that compiled it: the chain and the state of that call are freed with the caller's names
+    import gc
+    import weakref
+
+    fast = entry_jit(lambda chain, q: kj.inverse_dynamics(chain, q, q, q))
+    arm, q = _arm(3.0), jnp.array([0.1, 0.2])
+    refs = [weakref.ref(arm), weakref.ref(q)]
+    first = fast(arm, q)
+    np.testing.assert_allclose(fast(_arm(3.0), jnp.array([0.1, 0.2])), first, rtol=0, atol=0)
+    del arm, q
+    gc.collect()
+    assert all(r() is None for r in refs)
