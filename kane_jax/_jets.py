@@ -177,10 +177,10 @@ def constant_pose_jet(rot: Mat3, trans: Vec3, n: int) -> PoseJet:
     return PoseJet(rot, trans, jnp.zeros((n, 6), rot.dtype), jnp.zeros((6,), rot.dtype))
 
 
-def place(pose: Pose, jet: PoseJet) -> PoseJet:
-    """Jet of ``P X(q)`` for a constant pose ``P``: body-frame generators and curvature are unchanged."""
-    rp, tp = pose[:3, :3], pose[:3, 3]
-    return PoseJet(mm(rp, jet.rot), mv(rp, jet.trans) + tp, jet.gen, jet.curv)
+def place(rot: Mat3, trans: Vec3, jet: PoseJet) -> PoseJet:
+    """Jet of ``P X(q)`` for a constant pose ``P = (rot, trans)``: body-frame generators and curvature
+    are unchanged."""
+    return PoseJet(mm(rot, jet.rot), mv(rot, jet.trans) + trans, jet.gen, jet.curv)
 
 
 def screw_jet(placement_rot: Mat3, placement_trans: Vec3, screw: Array, q: Config, qd: Config | None) -> PoseJet:
@@ -202,8 +202,7 @@ def screw_jet(placement_rot: Mat3, placement_trans: Vec3, screw: Array, q: Confi
     trans = wxv - mv(rot, wxv) + w * dot(w, v) * angle + (1 - dot(w, w)) * v * angle
     zero3 = jnp.zeros((3,), rot.dtype)
     curv = jnp.zeros((6,), rot.dtype) if qd is None else jnp.concatenate([zero3, wxv * qd[0] ** 2])
-    jet = PoseJet(rot, trans, screw[None, :].astype(rot.dtype), curv)
-    return PoseJet(mm(placement_rot, rot), mv(placement_rot, trans) + placement_trans, jet.gen, jet.curv)
+    return place(placement_rot, placement_trans, PoseJet(rot, trans, screw[None, :].astype(rot.dtype), curv))
 
 
 def compose(a: PoseJet, qd_a: Config | None, b: PoseJet, qd_b: Config | None) -> PoseJet:

@@ -61,7 +61,11 @@ def module_terms(joint, body, q: Config, qd: Config | None, n_max: int, *, inter
     qj, qb = q[:nj], q[nj:]
     qdj, qdb = (None, None) if qd is None else (qd[:nj], qd[nj:])
     tip, mom = body.jets(qb, qdb)
-    rel = place(joint.transform(qj), tip) if nj == 0 else compose(joint.jet(qj, qdj), qdj, tip, qdb)
+    if nj == 0:
+        pose = joint.transform(qj)
+        rel = place(pose[:3, :3], pose[:3, 3], tip)
+    else:
+        rel = compose(joint.jet(qj, qdj), qdj, tip, qdb)
     n = q.shape[0]
     dtype = rel.rot.dtype
     mom = _pad_moments(mom, nj, n_max)
