@@ -79,40 +79,55 @@ def _sum3(terms) -> Array:
 # (``docs/architecture.md``, "Small buffers"). Same operations, same order, same bits.
 
 
+def _common(*xs: Array) -> list[Array]:
+    """Broadcast arrays to their common shape, once, explicitly (after :func:`_lift`).
+
+    The products below then multiply equal shapes. Reverse mode sums an operand's cotangent over
+    the axes it was broadcast along; with one explicit broadcast that is one reduction per operand,
+    where implicit broadcasting in every product made one per product. Those many small
+    reductions (next to large fusions) are what XLA:CPU's fusion pass spends most of a gradient's
+    compile on (``docs/architecture.md``, "Compile time"). The forward program is unchanged: a slice
+    of a broadcast simplifies to a broadcast of the slice.
+    """
+    xs = _lift(*xs)
+    shape = jnp.broadcast_shapes(*(x.shape for x in xs))
+    return [jnp.broadcast_to(x, shape) for x in xs]
+
+
 def mv(m: Array, v: Array) -> Array:
     """``m @ v`` for 3×3 ``m`` (leading batch axes broadcast), without a dot kernel."""
-    m, v = _lift(m, v[..., None, :])
+    m, v = _common(m, v[..., None, :])
     return _sum3([m[..., :, k] * v[..., :, k] for k in range(3)])
 
 
 def mtv(m: Array, v: Array) -> Array:
     """``mᵀ @ v`` for 3×3 ``m``."""
-    m, v = _lift(m, v[..., :, None])
+    m, v = _common(m, v[..., :, None])
     return _sum3([m[..., k, :] * v[..., k, :] for k in range(3)])
 
 
 def mm(a: Array, b: Array) -> Array:
     """``a @ b`` for 3×3 matrices (leading batch axes broadcast), without a dot kernel."""
-    a, b = _lift(a, b)
-    return _sum3([a[..., :, k, None] * b[..., None, k, :] for k in range(3)])
+    a, b = _common(a[..., :, :, None], b[..., None, :, :])  # (…, i, k, j)
+    return _sum3([a[..., :, k, :] * b[..., :, k, :] for k in range(3)])
 
 
 def mtm(a: Array, b: Array) -> Array:
     """``aᵀ @ b`` for 3×3 matrices."""
-    a, b = _lift(a, b)
-    return _sum3([a[..., k, :, None] * b[..., None, k, :] for k in range(3)])
+    a, b = _common(a[..., :, :, None], b[..., :, None, :])  # (…, k, i, j)
+    return _sum3([a[..., k, :, :] * b[..., k, :, :] for k in range(3)])
 
 
 def cross(a: Array, b: Array) -> Array:
     """Cross product along the last axis, component-wise (leading axes broadcast)."""
-    a, b = _lift(a, b)
+    a, b = _common(a, b)
     return jnp.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
                       a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], -1)
 
 
 def dot(a: Array, b: Array) -> Array:
     """Dot product along the last axis (leading axes broadcast)."""
-    a, b = _lift(a, b)
+    a, b = _common(a, b)
     return sum_small(a * b, -1)
 
 

@@ -236,11 +236,17 @@ def se3_right_jacobian(xi: Vec6, eta: Vec6) -> Vec6:
     """
     w = xi[..., :3]
     t2 = jnp.sum(w * w, axis=-1)[..., None]
+    # ξ and the coefficients are broadcast against η once, explicitly: every later product is then
+    # between equal shapes, and reverse mode sums the cotangent of ξ (and of the coefficients)
+    # over the broadcast axes in one reduction each, instead of one per product (those many small
+    # reductions made XLA:CPU's fusion pass take most of a soft body's gradient compile)
+    shape = jnp.broadcast_shapes(xi.shape, eta.shape)
+    xi, eta = jnp.broadcast_to(xi, shape), jnp.broadcast_to(eta, shape)
+    c1, c2, c3, c4 = jnp.broadcast_to(jnp.stack(_right_jacobian_coefficients(t2)), (4,) + shape)
     a1 = ad_apply(xi, eta)
     a2 = ad_apply(xi, a1)
     a3 = ad_apply(xi, a2)
     a4 = ad_apply(xi, a3)
-    c1, c2, c3, c4 = _right_jacobian_coefficients(t2)
     return eta - c1 * a1 + c2 * a2 - c3 * a3 + c4 * a4
 
 

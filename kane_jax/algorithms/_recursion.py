@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from .._jets import cross, dot, mtv, mv, sum_small
+from .._jets import cross, dot, materialize, mtv, mv, sum_small
 from .._modules import chain_vector, module_rows, scan_modules
 from .._types import Array, Config, Float, Vec3
 from ._composite import composite_mass_matrix
@@ -182,11 +182,11 @@ def inverse_dynamics_kernel(chain, q: Config, qd: Config, qdd: Config | None, *,
 UNROLLED_CHOLESKY = 12
 
 
-def _cholesky_solve_unrolled(mass: Array, rhs: Array) -> Array:
-    """``M⁻¹ rhs`` by a Cholesky factorization written out entry by entry (``n(n+1)/2`` square
-    roots and divisions, the rest multiply-adds), then the two triangular solves."""
+def _cholesky_unrolled(mass: Array) -> list[list[Array | None]]:
+    """The lower Cholesky factor of ``M``, entry by entry (``n(n+1)/2`` square roots and divisions,
+    the rest multiply-adds); reads the lower triangle of ``M`` only."""
     n = mass.shape[-1]
-    low = [[None] * n for _ in range(n)]
+    low: list[list[Array | None]] = [[None] * n for _ in range(n)]
     for j in range(n):
         s = mass[j, j]
         for k in range(j):
@@ -197,6 +197,12 @@ def _cholesky_solve_unrolled(mass: Array, rhs: Array) -> Array:
             for k in range(j):
                 s = s - low[i][k] * low[j][k]
             low[i][j] = s / low[j][j]
+    return low
+
+
+def _cho_solve_unrolled(low: list[list[Array | None]], rhs: Array) -> Array:
+    """``(L Lᵀ)⁻¹ rhs``: the two triangular solves, entry by entry."""
+    n = len(low)
     y = [None] * n
     for i in range(n):  # L y = rhs
         s = rhs[i]
@@ -212,6 +218,28 @@ def _cholesky_solve_unrolled(mass: Array, rhs: Array) -> Array:
     return jnp.stack(x)
 
 
+@jax.custom_jvp
+def _cholesky_solve_unrolled(mass: Array, rhs: Array) -> Array:
+    """``M⁻¹ rhs`` by the unrolled Cholesky factorization and triangular solves."""
+    return _cho_solve_unrolled(_cholesky_unrolled(mass), rhs)
+
+
+@_cholesky_solve_unrolled.defjvp
+def _cholesky_solve_unrolled_jvp(primals, tangents):
+    """``d(M⁻¹ r) = M⁻¹ (dr − dM M⁻¹ r)`` with the primal's factor: two more triangular solves per
+    tangent instead of the derivative of every factor entry (the forward-mode Jacobian of FD of
+    two PCS rods: 70,000 → … lines of optimized HLO). ``dM`` enters as the symmetric matrix of its
+    lower triangle, the part of ``M`` the factorization reads, so this is the derivative of the
+    primal as computed."""
+    (mass, rhs), (dmass, drhs) = primals, tangents
+    low = _cholesky_unrolled(mass)
+    x = _cho_solve_unrolled(low, rhs)
+    dm = jnp.tril(dmass) + jnp.tril(dmass, -1).T
+    xm = x[:, None] if x.ndim == 1 else x
+    dmx = sum_small(dm[:, :, None] * xm[None, :, :], 1)
+    return x, _cho_solve_unrolled(low, drhs - (dmx[:, 0] if x.ndim == 1 else dmx))
+
+
 def solve_mass(mass: Array, rhs: Array) -> Array:
     """``M⁻¹ rhs`` by a Cholesky factorization; NaN (no exception) where ``M`` is not positive definite.
 
@@ -221,7 +249,11 @@ def solve_mass(mass: Array, rhs: Array) -> Array:
     numbers to 2e-16). Larger chains use LAPACK (the unrolled program grows as ``n³``).
     """
     if mass.shape[-1] <= UNROLLED_CHOLESKY:
-        return _cholesky_solve_unrolled(mass, rhs)
+        # M and the right-hand side in buffers of their own: otherwise XLA fuses the computation of
+        # each entry of M into the scalar kernel of each factor entry that reads it, recomputing
+        # the mass matrix piecewise (FD's forward-mode Jacobian of two PCS rods: 92,000 lines of
+        # optimized HLO; see docs/architecture.md, "Compile time")
+        return _cholesky_solve_unrolled(materialize(mass), materialize(rhs))
     return jsl.cho_solve(jsl.cho_factor(mass, lower=True), rhs)
 
 
