@@ -228,9 +228,9 @@ def _cholesky_solve_unrolled(mass: Array, rhs: Array) -> Array:
 def _cholesky_solve_unrolled_jvp(primals, tangents):
     """``d(M⁻¹ r) = M⁻¹ (dr − dM M⁻¹ r)`` with the primal's factor: two more triangular solves per
     tangent instead of the derivative of every factor entry (the forward-mode Jacobian of FD of
-    two PCS rods: 39,000 → 31,000 lines of optimized HLO, 92,000 before both changes). ``dM`` enters as the symmetric matrix of its
-    lower triangle, the part of ``M`` the factorization reads, so this is the derivative of the
-    primal as computed."""
+    two PCS rods: 39,000 → 31,000 lines of optimized HLO; 92,000 without this rule and without
+    ``materialize(M)``). ``dM`` enters as the symmetric matrix of its lower triangle, the part of
+    ``M`` the factorization reads, so this is the derivative of the primal as computed."""
     (mass, rhs), (dmass, drhs) = primals, tangents
     low = _cholesky_unrolled(mass)
     x = _cho_solve_unrolled(low, rhs)

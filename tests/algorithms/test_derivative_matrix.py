@@ -3,9 +3,9 @@ XLA:CPU abort of ``jit(jacfwd)`` on chains of identical soft modules on fixed jo
 
 The default run covers every soft body type on two or three identical modules behind fixed joints
 (the aborting case), rigid bodies behind universal joints, the generic body behind revolute joints
-and a mixed chain (:func:`derivative_matrix.cases`), forward mode for all of them and reverse mode
-for the rigid and generic chains (reverse mode of soft chains compiles ≈ 6× longer); the
-whole product of joint types × 1, 2, 3 modules in both modes runs with ``-m slow``.
+and a mixed chain (:func:`derivative_matrix.cases`), in forward and reverse mode (ID and FD; M as well for the
+rigid and generic chains); the whole product of joint types × 1, 2, 3 modules in both modes, with
+M, runs with ``-m slow``.
 
 Each body type runs in its own subprocess (``tests/helpers/derivative_matrix.py``), so an XLA check failure
 that kills the process is reported as a failing test naming the case, not as a dead worker.

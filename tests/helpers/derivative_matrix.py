@@ -2,8 +2,8 @@
 
 Run as ``python tests/helpers/derivative_matrix.py KIND [--hessian] [--all]``. For the cases of
 :func:`cases` (the default suite's set) or, with ``--all``, every joint type (fixed, revolute,
-prismatic, universal) × 1, 2 and 3 identical modules, it compiles ``jit(jacfwd)`` (and, see
-:func:`derivative_programs`, ``jit(jacrev)``) of ``q ↦ (ID(q, q̇, q̈), FD(q, q̇, τ)[, M(q)])``, with
+prismatic, universal) × 1, 2 and 3 identical modules, it compiles ``jit(jacfwd)`` and ``jit(jacrev)``
+(:func:`derivative_programs`) of ``q ↦ (ID(q, q̇, q̈), FD(q, q̇, τ)[, M(q)])``, with
 ``--hessian`` the forward-over-forward q-Hessian of the ID, evaluates them at a random q and at
 q = 0, compares them with central differences of the compiled map (the reference) and prints one
 JSON line per case. A line ``START name`` precedes each compile, so that when XLA aborts the
@@ -36,7 +36,7 @@ from kane_jax.bodies import lvp_primitives as P  # noqa: E402
 KINDS = ("rigid", "body", "pcc", "spatial_cc", "pcs", "gvs", "godage", "variable_radius", "lvp", "learned", "mixed")
 JOINTS = ("fixed", "revolute", "prismatic", "universal")
 _MOVING = ("revolute", "prismatic", "universal")
-REVERSE_BY_DEFAULT = ("rigid", "body")
+MASS_BY_DEFAULT = ("rigid", "body")  # M(q) in the map by default (every type with --all)
 
 
 def cases(kind: str, *, full: bool = False) -> list[tuple[str, int]]:
@@ -109,18 +109,18 @@ def central_differences(f, q):
     return jnp.stack([col(j) for j in range(q.shape[0])], axis=-1)
 
 
-def derivative_programs(f, tau_of_q, *, full: bool, hessian: bool):
+def derivative_programs(f, tau_of_q, *, hessian: bool):
     """Compiled derivative programs; each is compiled once and evaluated at q and at q = 0.
 
-    The default suite compiles ``jit(jacfwd)`` (the mode that aborted XLA, and the one
-    linearization, Newton statics and implicit solvers use); reverse mode of the recursion compiles
-    ≈ 6× longer (90 s for two PCS modules on the idle 2-core machine), so ``jacrev`` of every body
-    type runs with ``--all`` (``-m slow``) and for the rigid and generic chains by default.
+    ``jit(jacfwd)`` (the mode that aborted XLA, and the one linearization, Newton statics and
+    implicit solvers use) and ``jit(jacrev)`` (gradients: identification, trajectory optimization)
+    for every case. Reverse mode of a soft chain once compiled ≈ 6× longer than forward mode (90 s
+    for two PCS modules on the idle 2-core machine) and ran only with ``--all``; since the right
+    Jacobian and the 3×3 kernels broadcast once (2026-11-24) it compiles in about twice the
+    forward mode's time and runs for every body type by default.
     The Hessian (forward over forward) is that of the ID alone, ``tau_of_q``.
     """
-    progs = {"f": jax.jit(f), "fwd": jax.jit(jax.jacfwd(f))}
-    if full:
-        progs["rev"] = jax.jit(jax.jacrev(f))
+    progs = {"f": jax.jit(f), "fwd": jax.jit(jax.jacfwd(f)), "rev": jax.jit(jax.jacrev(f))}
     if hessian:
         progs["jac_id"] = jax.jit(jax.jacfwd(tau_of_q))
         progs["hess"] = jax.jit(jax.jacfwd(jax.jacfwd(tau_of_q)))
@@ -160,12 +160,11 @@ def run_case(kind: str, joint: str, count: int, *, hessian: bool, full: bool) ->
     n = chain.nq
     q = jnp.asarray(rng.uniform(-0.3, 0.3, n))
     qd, qdd, tau = (jnp.asarray(rng.normal(size=n)) for _ in range(3))
-    full = full or kind in REVERSE_BY_DEFAULT
-    f = dynamics_map(chain, qd, qdd, tau, mass=full)
-    progs = derivative_programs(f, lambda x: kj.inverse_dynamics(chain, x, qd, qdd), full=full, hessian=hessian)
+    f = dynamics_map(chain, qd, qdd, tau, mass=full or kind in MASS_BY_DEFAULT)
+    progs = derivative_programs(f, lambda x: kj.inverse_dynamics(chain, x, qd, qdd), hessian=hessian)
     res = derivatives(progs, q)
     at_rest = derivatives(progs, jnp.zeros(n))
-    out = {"nq": n, "fwd": rel(res["fwd"], res["fd"]), "rev": rel(res["rev"], res["fd"]) if full else 0.0,
+    out = {"nq": n, "fwd": rel(res["fwd"], res["fd"]), "rev": rel(res["rev"], res["fd"]),
            "finite_at_rest": bool(all(np.all(np.isfinite(np.asarray(v))) for v in at_rest.values()))}
     if hessian:
         out["hess"] = rel(res["hess"], res["hess_fd"])
