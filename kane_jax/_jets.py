@@ -37,12 +37,6 @@ class PoseJet(NamedTuple):
     curv: Float[Array, " 6"]
 
 
-def _lift(*xs: Array) -> list[Array]:
-    """Prepend unit axes so that all arrays have the same rank (explicit broadcasting)."""
-    n = max(x.ndim for x in xs)
-    return [x.reshape((1,) * (n - x.ndim) + x.shape) for x in xs]
-
-
 # axes up to this size are summed by element-wise adds (static slices), larger ones by ``jnp.sum``
 SMALL_SUM = 16
 
@@ -80,7 +74,7 @@ def _sum3(terms) -> Array:
 
 
 def _common(*xs: Array) -> list[Array]:
-    """Broadcast arrays to their common shape, once, explicitly (after :func:`_lift`).
+    """Broadcast arrays to their common shape (leading axes added as needed), once, explicitly.
 
     The products below then multiply equal shapes. Reverse mode sums an operand's cotangent over
     the axes it was broadcast along; with one explicit broadcast that is one reduction per operand,
@@ -89,7 +83,6 @@ def _common(*xs: Array) -> list[Array]:
     compile on (``docs/architecture.md``, "Compile time"). The forward program is unchanged: a slice
     of a broadcast simplifies to a broadcast of the slice.
     """
-    xs = _lift(*xs)
     shape = jnp.broadcast_shapes(*(x.shape for x in xs))
     return [jnp.broadcast_to(x, shape) for x in xs]
 

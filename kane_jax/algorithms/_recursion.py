@@ -235,9 +235,8 @@ def _cholesky_solve_unrolled_jvp(primals, tangents):
     low = _cholesky_unrolled(mass)
     x = _cho_solve_unrolled(low, rhs)
     dm = jnp.tril(dmass) + jnp.tril(dmass, -1).T
-    xm = x[:, None] if x.ndim == 1 else x
-    dmx = sum_small(dm[:, :, None] * xm[None, :, :], 1)
-    return x, _cho_solve_unrolled(low, drhs - (dmx[:, 0] if x.ndim == 1 else dmx))
+    dmx = sum_small(dm.reshape(dm.shape + (1,) * (x.ndim - 1)) * x[None], 1)  # dM x, x of shape (n,) or (n, k)
+    return x, _cho_solve_unrolled(low, drhs - dmx)
 
 
 def solve_mass(mass: Array, rhs: Array) -> Array:
