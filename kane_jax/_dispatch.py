@@ -29,6 +29,7 @@ from typing import Any, NamedTuple, TypeVar
 import equinox as eqx
 import jax
 from jax._src import core as _jax_core
+from jax._src.interpreters import partial_eval as _jax_pe
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -54,6 +55,26 @@ def _eager() -> bool:
     probe is missing (another JAX version), False: the calls then compile without options."""
     clean = getattr(_jax_core, "trace_state_clean", None)
     return bool(clean()) if clean is not None else False
+
+
+def _under_transformation() -> bool:
+    """True when the innermost trace is a transformation (``jvp``, ``vmap``, ``grad``'s linearization)
+    rather than staging (``jit``) or eager evaluation.
+
+    There a nested ``jit`` costs tracing time and buys nothing: JAX transforms a nested ``jit`` by
+    re-tracing its whole program once per transformation level (``jvp_jaxpr``, ``batch_jaxpr``), each
+    level building a full intermediate program, where inline code passes each operation through the
+    stack of transformations once. Measured on the full Hessian of a soft segment's inverse dynamics
+    (``jit(vmap(jacfwd(jacfwd(...))))``, 2026-11-24): 12.5 → 8.8 s of tracing, same program. Under
+    ``jit`` alone the nested ``jit`` is kept: repeated calls in one program are traced once.
+    """
+    trace = getattr(getattr(_jax_core, "trace_ctx", None), "trace", None)
+    return trace is not None and len(_STAGING_TRACES) == 2 and not isinstance(trace, _STAGING_TRACES)
+
+
+# where JAX's private names move (another version), nothing counts as a transformation: nested jit
+_STAGING_TRACES = tuple(t for t in (getattr(_jax_core, "EvalTrace", None), getattr(_jax_pe, "DynamicJaxprTrace", None))
+                        if t is not None)
 
 
 class _Flat(NamedTuple):
@@ -167,6 +188,8 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
                 head, rest = None, _flatten((args, kwargs))
         except TypeError:  # an unhashable static leaf
             return fallback(*args, **kwargs)
+        if _under_transformation():  # traced inline (see _under_transformation)
+            return fn(*args, **kwargs)
         eager = sequential and _eager()  # only the opted-in entry points keep two programs apart
         key = (None if head is None else head.token, rest.token, eager)
         jitted = compiled.get(key)
