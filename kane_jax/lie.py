@@ -34,11 +34,12 @@ _FACT = [math.factorial(k) for k in range(40)]
 # The smooth coefficients are Taylor series in θ² below _SERIES_BELOW and closed forms above it. A
 # soft body's dynamics Hessian differentiates them four times in θ², and a closed form's k-th
 # derivative cancels digits like θ^(-2k): at the former threshold θ² = 1e-2, the fourth derivative
-# of (θ − sin θ)/θ³ just above it was 39 % off, the second 1.4e-7 (tests/test_lie.py). At θ² = 4
-# (θ = 2 rad) the closed forms' derivatives are good to ~1e-10 at fourth order, and 16 terms (to θ³⁰)
-# keep the series' fourth derivative to ~1e-15 up to there.
-_SERIES_BELOW = 4.0
-_TERMS = 16
+# of (θ − sin θ)/θ³ just above it was 39 % off, the second 1.4e-7 (tests/test_lie.py). From θ² = 2
+# on, the closed forms' derivatives are good to 8e-14 / 4e-12 / 3e-10 / 2e-8 (orders 1-4), and 13
+# terms (to θ²⁴) keep the series as accurate below. (θ² = 4 with 16 terms: 8e-15 … 2e-10, but 9 %
+# more operations in a rod's dynamics and 3-5 % more run time; θ² = 1 with 12 terms: up to 8e-8.)
+_SERIES_BELOW = 2.0
+_TERMS = 13
 
 
 def skew(v: Vec3) -> Mat3:
@@ -140,8 +141,8 @@ def one_minus_cos_over_x(x: Array) -> Array:
 def rotvec_coefficients(theta2: Array) -> tuple[Array, Array, Array]:
     """``a = sin θ/θ``, ``b = (1 − cos θ)/θ²``, ``c = (θ − sin θ)/θ³`` as functions of ``θ²``.
 
-    Finite with accurate derivatives of every order at θ = 0 (series to θ³⁰ where θ² < 4, closed
-    forms beyond; to fourth order within ~1e-10 relative, ``tests/test_lie.py``).
+    Finite with accurate derivatives of every order at θ = 0 (series to θ²⁴ where θ² < 2, closed
+    forms beyond; to fourth order within ~2e-8 relative, ``tests/test_lie.py``).
     """
     a = _series_in_sq(theta2, lambda t2: jnp.sin(jnp.sqrt(t2)) / jnp.sqrt(t2),
                       [(-1) ** k / _FACT[2 * k + 1] for k in range(_TERMS)])
@@ -323,7 +324,7 @@ _C4 = _quotient_series({k: v / 2 for k, v in _trig_series(F(-3), 0, F(1), 1, {1:
 
 def _right_jacobian_coefficients(t2: Array) -> tuple[Array, Array, Array, Array]:
     """Coefficients of ``T = 1 − c1 ad + c2 ad² − c3 ad³ + c4 ad⁴`` (exact on SE(3): ``ad_ξ`` satisfies
-    ``x (x² + θ²)² = 0``), Barfoot's closed forms for θ² ≥ 4 and Taylor series to θ³⁰ below."""
+    ``x (x² + θ²)² = 0``), Barfoot's closed forms for θ² ≥ 2 and Taylor series to θ²⁴ below."""
 
     def closed(num):
         def f(x):
