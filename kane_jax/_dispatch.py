@@ -12,10 +12,12 @@ key a dictionary of ``jax.jit`` functions of the array leaves alone, and ``jax.j
 path does the rest; the chain (the first argument, an equinox module) is flattened once per object
 (``_flatten_module``).
 
-Under a transformation (``jit``, ``vmap``, ``grad``) the same function is traced inline, as
-``filter_jit``'s would be. Eager calls of the entry points that opt in (``sequential=True``: the
-inverse dynamics and the mass matrix) compile on the CPU with one per-program XLA option, the
-memory-optimized thunk schedule (``_CPU_COMPILER_OPTIONS``); JAX's global configuration and users'
+Inside a user's ``jit`` the entry point stays a nested ``jit``, as ``filter_jit``'s would (repeated
+calls are traced once); under ``jvp``, ``vmap`` or ``grad`` it runs inline
+(:func:`_under_transformation`), since JAX would re-trace a nested ``jit`` at every level. Eager
+calls of the entry points that opt in (``sequential=True``: the inverse dynamics and the mass
+matrix) compile on the CPU with one per-program XLA option, the memory-optimized thunk schedule
+(``_CPU_COMPILER_OPTIONS``); JAX's global configuration and users'
 own programs are untouched.
 """
 
