@@ -10,7 +10,7 @@ moduli ``H(σ)`` of :mod:`kane_jax.bodies.cosserat`, and the arc-major quadratur
 from __future__ import annotations
 
 import abc
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
 import equinox as eqx
 import jax
@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._jets import PoseJet, exp_jet
+from .._jets import PoseJet, exp_jet, planar_exp_jet
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import se3_exp
 from ._base import AbstractLinearElastic, AbstractSoftBody
@@ -180,8 +180,11 @@ class AbstractExponentialRod(AbstractRod):
     The frames and their jets have closed forms (:func:`~kane_jax._jets.exp_jet`): seen from the
     distal frame the section at ``σ`` is ``exp(−(1 − σ) Ω)``, whose generators are the right Jacobian
     applied to ``−(1 − σ) ∂Ω/∂q`` — five section jets per rod instead of one autodiff jet per point.
-    Subclasses implement :meth:`arc_twist`.
+    Subclasses implement :meth:`arc_twist`, and set ``planar`` when ``Ω`` is a rotation about z
+    and a translation in the xy plane (:func:`~kane_jax._jets.planar_exp_jet`, a smaller program).
     """
+
+    planar: ClassVar[bool] = False
 
     @abc.abstractmethod
     def arc_twist(self, q: Config) -> Float[Array, " 6"]:
@@ -203,5 +206,6 @@ class AbstractExponentialRod(AbstractRod):
         omega = self.arc_twist(q)
         d_omega = jax.jacfwd(self.arc_twist)(q).T  # (n, 6), constant: Ω is affine
         back = (1 - self.arc_nodes().astype(omega.dtype))[:, None]
-        sections = exp_jet(-back * omega[None], -back[:, :, None] * d_omega[None], qd)
-        return exp_jet(omega, d_omega, qd), sections
+        jet = planar_exp_jet if self.planar else exp_jet
+        sections = jet(-back * omega[None], -back[:, :, None] * d_omega[None], qd)
+        return jet(omega, d_omega, qd), sections

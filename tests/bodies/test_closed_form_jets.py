@@ -67,3 +67,29 @@ def test_exponential_frames_are_the_papers_arc(name):
         rot2, trans2 = rod.frame(q, jnp.asarray(sigma))
         np.testing.assert_allclose(rot2, rot, atol=1e-14)
         np.testing.assert_allclose(trans2, trans, atol=1e-14)
+
+
+@pytest.mark.parametrize("theta", [0.0, 1e-9, 0.09, 0.11, 1.4, 1.5, 3.0, -6.0])
+def test_planar_exp_jet_is_the_se3_jet(theta):
+    # The SE(2) closed form (planar CC rods) against the SE(3) right-Jacobian one on planar twists
+    # Ω = (0, 0, θ, v_x, v_y, 0) (v_y ≠ 0: the general planar case), with first and second derivatives
+    # in the twist; θ across the smooth coefficients' series threshold (θ² = 2) and at rest.
+    from kane_jax._jets import exp_jet, planar_exp_jet
+
+    rng = np.random.default_rng(11)
+    d = np.zeros((5, 3, 6))
+    d[..., 2], d[..., 3:5] = rng.normal(size=(5, 3)), rng.normal(size=(5, 3, 2))
+    qd = jnp.asarray(rng.normal(size=3))
+    p = jnp.asarray(np.stack([theta * np.linspace(1.0, 0.2, 5), rng.normal(size=5), rng.normal(size=5)], -1))
+
+    def jets(p, jet):
+        z = jnp.zeros(p.shape[:-1])
+        omega = jnp.stack([z, z, p[..., 0], p[..., 1], p[..., 2], z], -1)
+        return jax.tree.leaves(jet(omega, jnp.asarray(d), qd)) + jax.tree.leaves(jet(omega, jnp.asarray(d), None))
+
+    for transform in (lambda g: g, jax.jacfwd, jax.jacrev, lambda g: jax.jacfwd(jax.jacfwd(g))):
+        ref = transform(lambda p: jets(p, exp_jet))(p)
+        new = transform(lambda p: jets(p, planar_exp_jet))(p)
+        for a, b in zip(new, ref):
+            scale = max(1.0, float(jnp.max(jnp.abs(b))))
+            np.testing.assert_allclose(a, b, rtol=0, atol=TOL * scale)
