@@ -11,7 +11,7 @@ them, in the moving frame itself:
   motion at ``q̈ = 0``. With ``ω = Σ_k gen_ω[k] q̇_k`` one has ``Rᵀ R'' = [curv_ω]× + [ω]×²``.
 
 Jets come from autodiff (:func:`pose_jet`, the generic path), from closed forms (screw joints,
-:func:`screw_jet`; the bodies' own geometry), and from products by the Leibniz rule
+:func:`screw_jet`; exponential rods, :mod:`~kane_jax._exp_jets`), and from products by the Leibniz rule
 (:func:`compose`): one jet per factor, never a second autodiff pass through a product. Everything
 here is written component-wise (no matrix products): XLA:CPU fuses it into a few kernels.
 """
@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from ._types import Array, Config, Float, Mat3, Pose, Vec3
-from .lie import rotvec_coefficients, se3_exp, se3_right_jacobian, skew, vee
+from .lie import skew, vee
 
 
 class PoseJet(NamedTuple):
@@ -235,69 +235,3 @@ def compose(a: PoseJet, qd_a: Config | None, b: PoseJet, qd_b: Config | None) ->
     cv = (mtv(rb, cross(a.curv[:3], tb) + cross(om_a, cross(om_a, tb)) + a.curv[3:])
           + 2 * cross(om_a_b, vel_b[3:]) + b.curv[3:])
     return PoseJet(rot, trans, gen, jnp.concatenate([cw, cv]))
-
-
-def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
-    """Closed-form jet of ``exp(Ω(q))`` for a twist ``Ω`` affine in ``q`` (batched over leading axes).
-
-    ``gen_k = T(Ω) ∂_k Ω`` with ``T`` the right Jacobian (:func:`~kane_jax.lie.se3_right_jacobian`);
-    since ``Ω̈ = 0`` along ``q + t q̇``, the body acceleration is ``V̇ = d/dt [T(Ω) Ω̇]`` with
-    ``Ω̇ = Σ_k ∂_k Ω q̇_k`` (one forward-mode pass through the closed-form ``T``), and the curvature is
-    ``(ω̇, ν̇ + ω × ν)`` with ``V = (ω, ν)`` (``t' = R ν`` gives ``Rᵀ t'' = ν̇ + ω × ν``).
-
-    Arguments:
-        omega: ``(…, 6)`` twist. d_omega: ``(…, n, 6)`` its derivatives. qd: ``(n,)`` or None.
-    """
-    g = materialize(se3_exp(omega))
-    gen = se3_right_jacobian(omega[..., None, :], d_omega)
-    if qd is None:
-        curv = jnp.zeros(omega.shape, omega.dtype)
-    else:
-        odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
-        vel, dvel = jax.jvp(lambda o: se3_right_jacobian(o, odot), (omega,), (odot,))
-        both = materialize(jnp.concatenate([vel, dvel], axis=-1))  # computed once (see materialize)
-        vel, dvel = both[..., :6], both[..., 6:]
-        # Rᵀ R'' has vee part ω̇; Rᵀ t'' = ν̇ + ω × ν (t' = R ν).
-        curv = dvel + jnp.concatenate([jnp.zeros_like(vel[..., :3]), cross(vel[..., :3], vel[..., 3:])], -1)
-    return PoseJet(g[..., :3, :3], g[..., :3, 3], gen, curv)
-
-
-def _planar_rate(omega: Array, eta: Array) -> Array:
-    """``T(Ω) η`` (the right Jacobian) for planar twists ``Ω``, ``η`` (rotation about z, motion in xy):
-    ``(0, 0, η_θ, V(−θ) η_v + W(θ) v η_θ)`` with ``V(θ) = [[A, −θB], [θB, A]]``,
-    ``W(θ) = [[θC, −B], [B, θC]]``, ``A, B, C = sin θ/θ, (1 − cos θ)/θ², (θ − sin θ)/θ³``."""
-    th, vx, vy = omega[..., 2], omega[..., 3], omega[..., 4]
-    a, b, c = rotvec_coefficients(th * th)
-    e_th, e_x, e_y = eta[..., 2], eta[..., 3], eta[..., 4]
-    nx = a * e_x + th * b * e_y + (th * c * vx - b * vy) * e_th
-    ny = a * e_y - th * b * e_x + (b * vx + th * c * vy) * e_th
-    z = jnp.zeros_like(nx)
-    return jnp.stack([z, z, e_th, nx, ny, z], -1)
-
-
-def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
-    """:func:`exp_jet` for planar twists ``Ω = (0, 0, θ, v_x, v_y, 0)`` (SE(2) inside SE(3)).
-
-    The same jet in closed form with three smooth coefficients of ``θ`` instead of the SE(3) right
-    Jacobian's cross products (planar constant-curvature rods: the ID's program is ≈ 2× smaller).
-    ``R = R_z(θ)``, ``t = V(θ) v``; generators and curvature as in :func:`exp_jet`.
-
-    Arguments:
-        omega: ``(…, 6)`` planar twist. d_omega: ``(…, n, 6)`` its derivatives (planar). qd: ``(n,)`` or None.
-    """
-    th, vx, vy = omega[..., 2], omega[..., 3], omega[..., 4]
-    a, b, c = rotvec_coefficients(th * th)
-    co, si, tb = 1 - b * th * th, a * th, th * b
-    z, one = jnp.zeros_like(th), jnp.ones_like(th)
-    rot = jnp.stack([jnp.stack([co, -si, z], -1), jnp.stack([si, co, z], -1), jnp.stack([z, z, one], -1)], -2)
-    trans = jnp.stack([a * vx - tb * vy, tb * vx + a * vy, z], -1)
-    gen = _planar_rate(omega[..., None, :], d_omega)
-    if qd is None:
-        curv = jnp.zeros(omega.shape, omega.dtype)
-    else:
-        odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
-        vel, dvel = jax.jvp(lambda o: _planar_rate(o, odot), (omega,), (odot,))
-        # Rᵀ t'' = ν̇ + ω × ν with ω = (0, 0, θ̇)
-        w = vel[..., 2]
-        curv = dvel + jnp.stack([z, z, z, -w * vel[..., 4], w * vel[..., 3], z], -1)
-    return PoseJet(rot, trans, gen, curv)

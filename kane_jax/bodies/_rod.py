@@ -18,7 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._jets import PoseJet, exp_jet, planar_exp_jet
+from .._exp_jets import exp_jet, planar_exp_jet
+from .._jets import PoseJet
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import se3_exp
 from ._base import AbstractLinearElastic, AbstractSoftBody
@@ -177,11 +178,11 @@ class AbstractExponentialRod(AbstractRod):
     """A rod of constant strain: ``g(σ) = exp(σ Ω(q))`` with the arc twist ``Ω`` affine in ``q``.
 
     Constant-curvature segments (planar, spatial, Godage's section) and one-piece PCS Cosserat rods.
-    The frames and their jets have closed forms (:func:`~kane_jax._jets.exp_jet`): seen from the
+    The frames and their jets have closed forms (:func:`~kane_jax._exp_jets.exp_jet`): seen from the
     distal frame the section at ``σ`` is ``exp(−(1 − σ) Ω)``, whose generators are the right Jacobian
     applied to ``−(1 − σ) ∂Ω/∂q`` — five section jets per rod instead of one autodiff jet per point.
     Subclasses implement :meth:`arc_twist`, and set ``planar`` when ``Ω`` is a rotation about z
-    and a translation in the xy plane (:func:`~kane_jax._jets.planar_exp_jet`, a smaller program).
+    and a translation in the xy plane (:func:`~kane_jax._exp_jets.planar_exp_jet`, a smaller program).
     """
 
     planar: ClassVar[bool] = False

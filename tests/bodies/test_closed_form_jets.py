@@ -74,7 +74,7 @@ def test_planar_exp_jet_is_the_se3_jet(theta):
     # The SE(2) closed form (planar CC rods) against the SE(3) right-Jacobian one on planar twists
     # Ω = (0, 0, θ, v_x, v_y, 0) (v_y ≠ 0: the general planar case), with first and second derivatives
     # in the twist; θ across the smooth coefficients' series threshold (θ² = 2) and at rest.
-    from kane_jax._jets import exp_jet, planar_exp_jet
+    from kane_jax._exp_jets import exp_jet, planar_exp_jet
 
     rng = np.random.default_rng(11)
     d = np.zeros((5, 3, 6))
