@@ -26,6 +26,10 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
 
     Arguments:
         omega: ``(…, 6)`` twist. d_omega: ``(…, n, 6)`` its derivatives. qd: ``(n,)`` or None.
+
+    Returns:
+        The :class:`~kane_jax._jets.PoseJet` of ``exp(Ω)``: rotation ``(…, 3, 3)``, translation
+        ``(…, 3)``, generators ``(…, n, 6)`` and curvature ``(…, 6)`` (zero for ``qd=None``), DESIGN §3.1.
     """
     g = materialize(se3_exp(omega))
     gen = se3_right_jacobian(omega[..., None, :], d_omega)
@@ -63,6 +67,10 @@ def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
 
     Arguments:
         omega: ``(…, 6)`` planar twist. d_omega: ``(…, n, 6)`` its derivatives (planar). qd: ``(n,)`` or None.
+            Components outside the plane (``ω_x, ω_y, v_z``) must be zero: they are not read.
+
+    Returns:
+        As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
     """
     th, vx, vy = omega[..., 2], omega[..., 3], omega[..., 4]
     a, b, c = rotvec_coefficients(th * th)
