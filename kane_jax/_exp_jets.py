@@ -2,8 +2,11 @@
 
 :func:`exp_jet` is the SE(3) form through the right Jacobian (:func:`~kane_jax.lie.se3_right_jacobian`);
 :func:`planar_exp_jet` the SE(2) form for planar twists (rotation about z, translation in the xy
-plane: planar constant-curvature rods), the same jet from three smooth coefficients of ``θ``.
-Both give :class:`~kane_jax._jets.PoseJet`s, batched over leading axes (the rod's sections).
+plane: planar constant-curvature rods), the same jet from three smooth coefficients of ``θ``;
+:func:`bending_exp_jet` the form for bending-and-stretch twists (rotation vector normal to the
+backbone, translation along it: spatial constant-curvature and Godage sections, PCS rods without
+twist or shear), from the same three coefficients of ``θ²``. All give :class:`~kane_jax._jets.PoseJet`s,
+batched over leading axes (the rod's sections).
 """
 
 from __future__ import annotations
@@ -14,6 +17,16 @@ import jax.numpy as jnp
 from ._jets import PoseJet, cross, materialize
 from ._types import Array, Config
 from .lie import rotvec_coefficients, se3_exp, se3_right_jacobian
+
+
+def _generators_and_rates(rate, omega: Array, d_omega: Array, qd: Config | None):
+    """``gen_k = rate(Ω, ∂_k Ω)`` and, along ``Ω̇ = Σ_k ∂_k Ω q̇_k``, the body velocity ``V = rate(Ω, Ω̇)``
+    with its time derivative ``V̇`` (one forward-mode pass, ``Ω̈ = 0``); ``None`` for ``qd=None``."""
+    gen = rate(omega[..., None, :], d_omega)
+    if qd is None:
+        return gen, None
+    odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
+    return gen, jax.jvp(lambda o: rate(o, odot), (omega,), (odot,))
 
 
 def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
@@ -32,13 +45,11 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
         ``(…, 3)``, generators ``(…, n, 6)`` and curvature ``(…, 6)`` (zero for ``qd=None``), DESIGN §3.1.
     """
     g = materialize(se3_exp(omega))
-    gen = se3_right_jacobian(omega[..., None, :], d_omega)
-    if qd is None:
+    gen, rates = _generators_and_rates(se3_right_jacobian, omega, d_omega, qd)
+    if rates is None:
         curv = jnp.zeros(omega.shape, omega.dtype)
     else:
-        odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
-        vel, dvel = jax.jvp(lambda o: se3_right_jacobian(o, odot), (omega,), (odot,))
-        both = materialize(jnp.concatenate([vel, dvel], axis=-1))  # computed once (see materialize)
+        both = materialize(jnp.concatenate(rates, axis=-1))  # computed once (see materialize)
         vel, dvel = both[..., :6], both[..., 6:]
         # Rᵀ R'' has vee part ω̇; Rᵀ t'' = ν̇ + ω × ν (t' = R ν).
         curv = dvel + jnp.concatenate([jnp.zeros_like(vel[..., :3]), cross(vel[..., :3], vel[..., 3:])], -1)
@@ -78,13 +89,58 @@ def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     z, one = jnp.zeros_like(th), jnp.ones_like(th)
     rot = jnp.stack([jnp.stack([co, -si, z], -1), jnp.stack([si, co, z], -1), jnp.stack([z, z, one], -1)], -2)
     trans = jnp.stack([a * vx - tb * vy, tb * vx + a * vy, z], -1)
-    gen = _planar_rate(omega[..., None, :], d_omega)
-    if qd is None:
+    gen, rates = _generators_and_rates(_planar_rate, omega, d_omega, qd)
+    if rates is None:
         curv = jnp.zeros(omega.shape, omega.dtype)
     else:
-        odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
-        vel, dvel = jax.jvp(lambda o: _planar_rate(o, odot), (omega,), (odot,))
+        vel, dvel = rates
         # Rᵀ t'' = ν̇ + ω × ν with ω = (0, 0, θ̇)
         w = vel[..., 2]
         curv = dvel + jnp.stack([z, z, z, -w * vel[..., 4], w * vel[..., 3], z], -1)
+    return PoseJet(rot, trans, gen, curv)
+
+
+def _bending_rate(omega: Array, eta: Array) -> Array:
+    """``T(Ω) η`` (the right Jacobian) for bending twists ``Ω = (0, p, r, ℓ, 0, 0)`` and ``η`` alike:
+    with ``k = p η_r − r η_p``, ``m = p η_p + r η_r`` and ``A, B, C`` of :func:`planar_exp_jet` in ``θ² = p² + r²``,
+    ``ω_b = (−B k, A η_p + C p m, A η_r + C r m)``, ``ν_b = (A η_ℓ + C ℓ m, B (ℓ η_r − r η_ℓ), B (p η_ℓ − ℓ η_p))``
+    (``Rᵀ ṫ`` of ``t = ℓ (A, B r, −B p)``, simplified by ``2 cos θ B' − 2 A A' = B²`` and
+    ``2 cos θ A' + 2 θ² A B' + A B = C``, primes in ``θ²``)."""
+    p, r, ell = omega[..., 1], omega[..., 2], omega[..., 3]
+    a, b, c = rotvec_coefficients(p * p + r * r)
+    e_p, e_r, e_l = eta[..., 1], eta[..., 2], eta[..., 3]
+    k, m = p * e_r - r * e_p, p * e_p + r * e_r
+    return jnp.stack([-b * k, a * e_p + c * p * m, a * e_r + c * r * m,
+                      a * e_l + c * ell * m, b * (ell * e_r - r * e_l), b * (p * e_l - ell * e_p)], -1)
+
+
+def bending_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
+    """:func:`exp_jet` for bending-and-stretch twists ``Ω = (0, ω_y, ω_z, ℓ, 0, 0)``.
+
+    The rotation vector is normal to the backbone (no twist) and the translation runs along it (no
+    shear): spatial constant-curvature rods, Godage's sections and PCS rods with strains among
+    ``bend_y``, ``bend_z``, ``stretch``. With ``θ² = ω_y² + ω_z²`` and ``A, B, C`` as in
+    :func:`planar_exp_jet`: ``R = I + A [ω]× + B [ω]×²``, ``t = ℓ (A, B ω_z, −B ω_y)``; generators and
+    curvature as in :func:`exp_jet`, every product written out on the three nonzero components.
+
+    Arguments:
+        omega: ``(…, 6)`` bending twist. d_omega: ``(…, n, 6)`` its derivatives (bending twists too).
+            qd: ``(n,)`` or None. The components ``ω_x, v_y, v_z`` must be zero: they are not read.
+
+    Returns:
+        As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
+    """
+    p, r, ell = omega[..., 1], omega[..., 2], omega[..., 3]
+    a, b, _ = rotvec_coefficients(p * p + r * r)
+    ap, ar, bp, br = a * p, a * r, b * p, b * r
+    rot = jnp.stack([jnp.stack([1 - b * (p * p + r * r), -ar, ap], -1),
+                     jnp.stack([ar, 1 - br * r, bp * r], -1),
+                     jnp.stack([-ap, bp * r, 1 - bp * p], -1)], -2)
+    trans = jnp.stack([ell * a, ell * br, -ell * bp], -1)
+    gen, rates = _generators_and_rates(_bending_rate, omega, d_omega, qd)
+    if rates is None:
+        curv = jnp.zeros(omega.shape, omega.dtype)
+    else:
+        vel, dvel = rates
+        curv = dvel + jnp.concatenate([jnp.zeros_like(vel[..., :3]), cross(vel[..., :3], vel[..., 3:])], -1)
     return PoseJet(rot, trans, gen, curv)

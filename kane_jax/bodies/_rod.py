@@ -10,7 +10,7 @@ moduli ``H(σ)`` of :mod:`kane_jax.bodies.cosserat`, and the arc-major quadratur
 from __future__ import annotations
 
 import abc
-from typing import ClassVar, NamedTuple
+from typing import NamedTuple
 
 import equinox as eqx
 import jax
@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._exp_jets import exp_jet, planar_exp_jet
+from .._exp_jets import bending_exp_jet, exp_jet, planar_exp_jet
 from .._jets import PoseJet
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import se3_exp
@@ -174,6 +174,9 @@ def frames_at(rod: AbstractRod, q: Config, sigmas: Array) -> tuple[Float[Array, 
     return jax.vmap(lambda x: rod.frame(q, x))(sigmas.astype(q.dtype))
 
 
+_EXP_JETS = {"se3": exp_jet, "planar": planar_exp_jet, "bending": bending_exp_jet}
+
+
 class AbstractExponentialRod(AbstractRod):
     """A rod of constant strain: ``g(σ) = exp(σ Ω(q))`` with the arc twist ``Ω`` affine in ``q``.
 
@@ -181,11 +184,14 @@ class AbstractExponentialRod(AbstractRod):
     The frames and their jets have closed forms (:func:`~kane_jax._exp_jets.exp_jet`): seen from the
     distal frame the section at ``σ`` is ``exp(−(1 − σ) Ω)``, whose generators are the right Jacobian
     applied to ``−(1 − σ) ∂Ω/∂q`` — five section jets per rod instead of one autodiff jet per point.
-    Subclasses implement :meth:`arc_twist`, and set ``planar`` when ``Ω`` is a rotation about z
-    and a translation in the xy plane (:func:`~kane_jax._exp_jets.planar_exp_jet`, a smaller program).
+    Subclasses implement :meth:`arc_twist` and say in ``twist_form`` which closed form fits every
+    twist they produce: ``"se3"`` (any twist: :func:`~kane_jax._exp_jets.exp_jet`), ``"planar"``
+    (rotation about z, translation in the xy plane: :func:`~kane_jax._exp_jets.planar_exp_jet`) or
+    ``"bending"`` (rotation vector normal to the backbone, translation along it:
+    :func:`~kane_jax._exp_jets.bending_exp_jet`); the special forms are smaller programs.
     """
 
-    planar: ClassVar[bool] = False
+    twist_form: eqx.AbstractClassVar[str]
 
     @abc.abstractmethod
     def arc_twist(self, q: Config) -> Float[Array, " 6"]:
@@ -207,6 +213,6 @@ class AbstractExponentialRod(AbstractRod):
         omega = self.arc_twist(q)
         d_omega = jax.jacfwd(self.arc_twist)(q).T  # (n, 6), constant: Ω is affine
         back = (1 - self.arc_nodes().astype(omega.dtype))[:, None]
-        jet = planar_exp_jet if self.planar else exp_jet
+        jet = _EXP_JETS[self.twist_form]
         sections = jet(-back * omega[None], -back[:, :, None] * d_omega[None], qd)
         return jet(omega, d_omega, qd), sections

@@ -52,7 +52,7 @@ class PlanarConstantCurvature(AbstractExponentialRod):
     nq: int = eqx.field(static=True)
     elongation: bool = eqx.field(static=True)
     n_section: int = eqx.field(static=True)
-    planar: ClassVar[bool] = True  # Ω = (0, 0, θ, ℓ, 0, 0): the SE(2) closed form of its jets
+    twist_form: ClassVar[str] = "planar"  # Ω = (0, 0, θ, ℓ, 0, 0): the SE(2) closed form of its jets
 
     def __init__(self, length=1.0, radius=0.1, density=1000.0, youngs_modulus=1e6, damping=0.0, *,
                  elongation=False, order=5, n_radial=2, n_angular=4):

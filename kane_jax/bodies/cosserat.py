@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import _checks
 from .._jets import PoseJet
 from .._types import Array, Config, Float, Mat3, Pose, Vec3, Vec6
 from ..lie import se3_bracket, se3_exp
@@ -49,6 +50,8 @@ from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_propertie
 from .quadrature import gauss_legendre
 from .strain_bases import AbstractFullBasis, AbstractStrainBasis
 
+_TWIST_SHEAR = (0, 4, 5)  # strains a bending rod has none of
+
 
 class CosseratPCS(AbstractExponentialRod):
     """Piecewise Constant Strain Cosserat rod (one piece): strain constant along the rod.
@@ -62,6 +65,13 @@ class CosseratPCS(AbstractExponentialRod):
 
     Rest configuration ``q = 0``: strain ``ξ*`` (default ``(0, 0, 0, 1, 0, 0)``: straight,
     unstretched, along the proximal +x axis).
+
+    A rod built with strains among ``bend_y``, ``bend_z``, ``stretch`` and a rest strain without
+    twist or shear (the default) is a *bending rod* (``twist_form == "bending"``): its twist stays
+    normal to the backbone, and its jets take the smaller closed form
+    :func:`~kane_jax._exp_jets.bending_exp_jet`. Its rest twist and shear are then zero by
+    construction: ``rest_strain[0]``, ``[4]``, ``[5]`` are not read (a rod that needs them, or
+    their gradients, is built with them nonzero or with those strains active).
 
     Material coordinates ``s = (σ, y, z)``: ``σ ∈ [0, 1]`` normalized rest arc length, ``(y, z)``
     [m] position in the rigid cross section (spanned by the y, z axes of ``g``). The distal frame
@@ -93,6 +103,7 @@ class CosseratPCS(AbstractExponentialRod):
     nq: int = eqx.field(static=True)
     strains: tuple[bool, ...] = eqx.field(static=True)
     n_section: int = eqx.field(static=True)
+    bending: bool = eqx.field(static=True)
 
     def __init__(self, length=0.2, radius=0.01, density=1000.0, youngs_modulus=1e6, *, tip_radius=None,
                  poisson_ratio=0.5, shear_modulus=None, damping=0.0, strains=(True,) * 6, rest_strain=None,
@@ -102,6 +113,8 @@ class CosseratPCS(AbstractExponentialRod):
         self.nq = sum(self.strains)
         self.length, self.radius, self.tip_radius = mat.length, mat.radius, mat.tip_radius
         self.rest_strain = _rest_strain(rest_strain)
+        self.bending = not any(self.strains[i] for i in _TWIST_SHEAR) and _checks.is_concrete(self.rest_strain) \
+            and not np.any(np.asarray(self.rest_strain)[list(_TWIST_SHEAR)])
         self.points, vol, self.n_section = _rod_points(mat, _check_order(order), n_radial, n_angular)
         self.weights = mat.density * vol
         xs, ws = gauss_legendre(4)  # r⁴ is quartic in σ: 4 nodes integrate H exactly
@@ -110,10 +123,17 @@ class CosseratPCS(AbstractExponentialRod):
         self.stiffness = jnp.diag(k)
         self.damping = mat.eta * self.stiffness
 
+    @property
+    def twist_form(self) -> str:
+        return "bending" if self.bending else "se3"
+
     def strain(self, q: Config) -> Vec6:
-        """The (constant) strain ``ξ = B q + ξ*``."""
+        """The (constant) strain ``ξ = B q + ξ*`` (a bending rod's rest twist and shear are zero)."""
         sel = np.flatnonzero(self.strains)
-        return self.rest_strain.astype(jnp.result_type(q, self.rest_strain)).at[sel].add(q)
+        rest = self.rest_strain.astype(jnp.result_type(q, self.rest_strain))
+        if self.bending:
+            rest = rest * np.array([0.0, 1.0, 1.0, 1.0, 0.0, 0.0], dtype=rest.dtype)
+        return rest.at[sel].add(q)
 
     def arc_twist(self, q: Config) -> Vec6:
         return self.length * self.strain(q)

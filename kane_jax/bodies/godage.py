@@ -18,6 +18,8 @@ gives the *linear* map
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
@@ -70,6 +72,7 @@ class GodageSection(AbstractExponentialRod):
     damping: Float[Array, "3 3"]
     nq: int = eqx.field(static=True)
     n_section: int = eqx.field(static=True)
+    twist_form: ClassVar[str] = "bending"  # Ω = (0, θ_y, θ_z, ℓ, 0, 0): no twist, no shear
 
     def __init__(self, length=0.15, radius=0.0125, mass=0.1, *, stiffness=None, damping=None, order=5,
                  n_radial=2, n_angular=4):

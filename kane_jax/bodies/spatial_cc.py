@@ -12,6 +12,8 @@ linear maps relate the two).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import equinox as eqx
 import jax.numpy as jnp
 
@@ -86,6 +88,7 @@ class SpatialConstantCurvature(AbstractExponentialRod):
     nq: int = eqx.field(static=True)
     elongation: bool = eqx.field(static=True)
     n_section: int = eqx.field(static=True)
+    twist_form: ClassVar[str] = "bending"  # Ω = (0, θ_y, θ_z, ℓ, 0, 0): no twist, no shear
 
     def __init__(self, length=0.2, radius=0.02, density=1000.0, youngs_modulus=1e6, damping=0.0, *,
                  elongation=True, order=5, n_radial=2, n_angular=4):

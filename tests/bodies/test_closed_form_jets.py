@@ -23,6 +23,7 @@ RODS = {
     "spatial_cc": lambda: kj.SpatialConstantCurvature(length=0.2, radius=0.02),
     "pcs_all_strains": lambda: kj.CosseratPCS(length=0.15, radius=0.01),
     "pcs_bend": lambda: kj.CosseratPCS(length=0.15, radius=0.01, strains=("bend_y",)),
+    "pcs_bend_stretch": lambda: kj.CosseratPCS(length=0.15, radius=0.01, strains=("bend_y", "bend_z", "stretch")),
     "godage": lambda: kj.GodageSection(length=0.2, radius=0.02),
 }
 
@@ -90,6 +91,34 @@ def test_planar_exp_jet_is_the_se3_jet(theta):
     for transform in (lambda g: g, jax.jacfwd, jax.jacrev, lambda g: jax.jacfwd(jax.jacfwd(g))):
         ref = transform(lambda p: jets(p, exp_jet))(p)
         new = transform(lambda p: jets(p, planar_exp_jet))(p)
+        for a, b in zip(new, ref):
+            scale = max(1.0, float(jnp.max(jnp.abs(b))))
+            np.testing.assert_allclose(a, b, rtol=0, atol=TOL * scale)
+
+
+@pytest.mark.parametrize("theta", [0.0, 1e-9, 0.09, 1.3, 1.5, 3.0, -6.0])
+def test_bending_exp_jet_is_the_se3_jet(theta):
+    # The bending-and-stretch closed form (spatial CC, Godage, PCS bending rods) against the SE(3)
+    # right-Jacobian one on twists Ω = (0, ω_y, ω_z, ℓ, 0, 0) with bending directions off both axes, with
+    # first and second derivatives in the twist; θ across the series threshold (θ² = 2), at rest and beyond π.
+    from kane_jax._exp_jets import bending_exp_jet, exp_jet
+
+    rng = np.random.default_rng(5)
+    d = np.zeros((5, 3, 6))
+    d[..., 1:4] = rng.normal(size=(5, 3, 3))
+    qd = jnp.asarray(rng.normal(size=3))
+    u = rng.normal(size=(5, 2))
+    u /= np.linalg.norm(u, axis=-1, keepdims=True)
+    p = jnp.asarray(np.concatenate([theta * np.linspace(1.0, 0.2, 5)[:, None] * u, rng.normal(size=(5, 1))], -1))
+
+    def jets(p, jet):
+        z = jnp.zeros(p.shape[:-1])
+        omega = jnp.stack([z, p[..., 0], p[..., 1], p[..., 2], z, z], -1)
+        return jax.tree.leaves(jet(omega, jnp.asarray(d), qd)) + jax.tree.leaves(jet(omega, jnp.asarray(d), None))
+
+    for transform in (lambda g: g, jax.jacfwd, jax.jacrev, lambda g: jax.jacfwd(jax.jacfwd(g))):
+        ref = transform(lambda p: jets(p, exp_jet))(p)
+        new = transform(lambda p: jets(p, bending_exp_jet))(p)
         for a, b in zip(new, ref):
             scale = max(1.0, float(jnp.max(jnp.abs(b))))
             np.testing.assert_allclose(a, b, rtol=0, atol=TOL * scale)
