@@ -114,8 +114,8 @@ def mtm(a: Array, b: Array) -> Array:
 def cross(a: Array, b: Array) -> Array:
     """Cross product along the last axis, component-wise (leading axes broadcast)."""
     a, b = _common(a, b)
-    return jnp.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
-                      a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], -1)
+    (a0, a1, a2), (b0, b1, b2) = ([x[..., k] for k in range(3)] for x in (a, b))  # each component sliced once
+    return jnp.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
 
 
 def dot(a: Array, b: Array) -> Array:
