@@ -19,14 +19,23 @@ from ._types import Array, Config
 from .lie import rotvec_coefficients, se3_exp, se3_right_jacobian
 
 
-def _generators_and_rates(rate, omega: Array, d_omega: Array, qd: Config | None):
-    """``gen_k = rate(Ω, ∂_k Ω)`` and, along ``Ω̇ = Σ_k ∂_k Ω q̇_k``, the body velocity ``V = rate(Ω, Ω̇)``
-    with its time derivative ``V̇`` (one forward-mode pass, ``Ω̈ = 0``); ``None`` for ``qd=None``."""
-    gen = rate(omega[..., None, :], d_omega)
+def _generators_and_rates(rate, coefficients, omega: Array, d_omega: Array, qd: Config | None):
+    """The smooth coefficients ``c = coefficients(Ω)`` (a tuple of ``(…,)`` arrays), the generators
+    ``gen_k = rate(c, Ω, ∂_k Ω)`` and, along ``Ω̇ = Σ_k ∂_k Ω q̇_k``, the body velocity
+    ``V = rate(c, Ω, Ω̇)`` with its time derivative ``V̇`` (``None`` for ``qd=None``).
+
+    The coefficients' series are evaluated once, with their tangent along ``Ω̇`` when ``qd`` is given,
+    and ``rate`` is a polynomial in them: one forward-mode pass (``Ω̈ = 0``) through it gives ``V̇``.
+    """
     if qd is None:
-        return gen, None
-    odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
-    return gen, jax.jvp(lambda o: rate(o, odot), (omega,), (odot,))
+        coef, d_coef = coefficients(omega), None
+    else:
+        odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
+        coef, d_coef = jax.jvp(coefficients, (omega,), (odot,))
+    gen = rate(tuple(c[..., None] for c in coef), omega[..., None, :], d_omega)
+    if qd is None:
+        return coef, gen, None
+    return coef, gen, jax.jvp(lambda c, o: rate(c, o, odot), (coef, omega), (d_coef, odot))
 
 
 def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
@@ -45,7 +54,7 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
         ``(…, 3)``, generators ``(…, n, 6)`` and curvature ``(…, 6)`` (zero for ``qd=None``), DESIGN §3.1.
     """
     g = materialize(se3_exp(omega))
-    gen, rates = _generators_and_rates(se3_right_jacobian, omega, d_omega, qd)
+    _, gen, rates = _generators_and_rates(lambda _, o, e: se3_right_jacobian(o, e), lambda o: (), omega, d_omega, qd)
     if rates is None:
         curv = jnp.zeros(omega.shape, omega.dtype)
     else:
@@ -56,12 +65,16 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     return PoseJet(g[..., :3, :3], g[..., :3, 3], gen, curv)
 
 
-def _planar_rate(omega: Array, eta: Array) -> Array:
+def _planar_coefficients(omega: Array) -> tuple[Array, Array, Array]:
+    return rotvec_coefficients(omega[..., 2] * omega[..., 2])
+
+
+def _planar_rate(coef, omega: Array, eta: Array) -> Array:
     """``T(Ω) η`` (the right Jacobian) for planar twists ``Ω``, ``η`` (rotation about z, motion in xy):
     ``(0, 0, η_θ, V(−θ) η_v + W(θ) v η_θ)`` with ``V(θ) = [[A, −θB], [θB, A]]``,
     ``W(θ) = [[θC, −B], [B, θC]]``, ``A, B, C = sin θ/θ, (1 − cos θ)/θ², (θ − sin θ)/θ³``."""
     th, vx, vy = omega[..., 2], omega[..., 3], omega[..., 4]
-    a, b, c = rotvec_coefficients(th * th)
+    a, b, c = coef
     e_th, e_x, e_y = eta[..., 2], eta[..., 3], eta[..., 4]
     nx = a * e_x + th * b * e_y + (th * c * vx - b * vy) * e_th
     ny = a * e_y - th * b * e_x + (b * vx + th * c * vy) * e_th
@@ -84,12 +97,11 @@ def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
         As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
     """
     th, vx, vy = omega[..., 2], omega[..., 3], omega[..., 4]
-    a, b, c = rotvec_coefficients(th * th)
+    (a, b, _), gen, rates = _generators_and_rates(_planar_rate, _planar_coefficients, omega, d_omega, qd)
     co, si, tb = 1 - b * th * th, a * th, th * b
     z, one = jnp.zeros_like(th), jnp.ones_like(th)
     rot = jnp.stack([jnp.stack([co, -si, z], -1), jnp.stack([si, co, z], -1), jnp.stack([z, z, one], -1)], -2)
     trans = jnp.stack([a * vx - tb * vy, tb * vx + a * vy, z], -1)
-    gen, rates = _generators_and_rates(_planar_rate, omega, d_omega, qd)
     if rates is None:
         curv = jnp.zeros(omega.shape, omega.dtype)
     else:
@@ -100,14 +112,18 @@ def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     return PoseJet(rot, trans, gen, curv)
 
 
-def _bending_rate(omega: Array, eta: Array) -> Array:
+def _bending_coefficients(omega: Array) -> tuple[Array, Array, Array]:
+    return rotvec_coefficients(omega[..., 1] * omega[..., 1] + omega[..., 2] * omega[..., 2])
+
+
+def _bending_rate(coef, omega: Array, eta: Array) -> Array:
     """``T(Ω) η`` (the right Jacobian) for bending twists ``Ω = (0, p, r, ℓ, 0, 0)`` and ``η`` alike:
     with ``k = p η_r − r η_p``, ``m = p η_p + r η_r`` and ``A, B, C`` of :func:`planar_exp_jet` in ``θ² = p² + r²``,
     ``ω_b = (−B k, A η_p + C p m, A η_r + C r m)``, ``ν_b = (A η_ℓ + C ℓ m, B (ℓ η_r − r η_ℓ), B (p η_ℓ − ℓ η_p))``
     (``Rᵀ ṫ`` of ``t = ℓ (A, B r, −B p)``, simplified by ``2 cos θ B' − 2 A A' = B²`` and
     ``2 cos θ A' + 2 θ² A B' + A B = C``, primes in ``θ²``)."""
     p, r, ell = omega[..., 1], omega[..., 2], omega[..., 3]
-    a, b, c = rotvec_coefficients(p * p + r * r)
+    a, b, c = coef
     e_p, e_r, e_l = eta[..., 1], eta[..., 2], eta[..., 3]
     k, m = p * e_r - r * e_p, p * e_p + r * e_r
     return jnp.stack([-b * k, a * e_p + c * p * m, a * e_r + c * r * m,
@@ -131,13 +147,12 @@ def bending_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
         As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
     """
     p, r, ell = omega[..., 1], omega[..., 2], omega[..., 3]
-    a, b, _ = rotvec_coefficients(p * p + r * r)
+    (a, b, _), gen, rates = _generators_and_rates(_bending_rate, _bending_coefficients, omega, d_omega, qd)
     ap, ar, bp, br = a * p, a * r, b * p, b * r
     rot = jnp.stack([jnp.stack([1 - b * (p * p + r * r), -ar, ap], -1),
                      jnp.stack([ar, 1 - br * r, bp * r], -1),
                      jnp.stack([-ap, bp * r, 1 - bp * p], -1)], -2)
     trans = jnp.stack([ell * a, ell * br, -ell * bp], -1)
-    gen, rates = _generators_and_rates(_bending_rate, omega, d_omega, qd)
     if rates is None:
         curv = jnp.zeros(omega.shape, omega.dtype)
     else:
