@@ -19,13 +19,20 @@ from ._types import Array, Config
 from .lie import rotvec_coefficients, se3_exp, se3_right_jacobian
 
 
-def _generators_and_rates(rate, coefficients, omega: Array, d_omega: Array, qd: Config | None):
+def _se3_curvature(vel: Array, dvel: Array) -> Array:
+    """``(ω̇, ν̇ + ω × ν)`` for ``V = (ω, ν)``: ``Rᵀ R''`` has vee part ``ω̇``, ``Rᵀ t'' = ν̇ + ω × ν`` (``t' = R ν``)."""
+    return dvel + jnp.concatenate([jnp.zeros_like(vel[..., :3]), cross(vel[..., :3], vel[..., 3:])], -1)
+
+
+def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, qd: Config | None, *,
+                              curvature=_se3_curvature, buffer: bool = False):
     """The smooth coefficients ``c = coefficients(Ω)`` (a tuple of ``(…,)`` arrays), the generators
-    ``gen_k = rate(c, Ω, ∂_k Ω)`` and, along ``Ω̇ = Σ_k ∂_k Ω q̇_k``, the body velocity
-    ``V = rate(c, Ω, Ω̇)`` with its time derivative ``V̇`` (``None`` for ``qd=None``).
+    ``gen_k = rate(c, Ω, ∂_k Ω)`` and the curvature ``curvature(V, V̇)`` of the body velocity
+    ``V = rate(c, Ω, Ω̇)`` along ``Ω̇ = Σ_k ∂_k Ω q̇_k`` (zero for ``qd=None``).
 
     The coefficients' series are evaluated once, with their tangent along ``Ω̇`` when ``qd`` is given,
     and ``rate`` is a polynomial in them: one forward-mode pass (``Ω̈ = 0``) through it gives ``V̇``.
+    ``buffer``: compute ``V, V̇`` once into a buffer of their own (:func:`~kane_jax._jets.materialize`).
     """
     if qd is None:
         coef, d_coef = coefficients(omega), None
@@ -34,8 +41,12 @@ def _generators_and_rates(rate, coefficients, omega: Array, d_omega: Array, qd: 
         coef, d_coef = jax.jvp(coefficients, (omega,), (odot,))
     gen = rate(tuple(c[..., None] for c in coef), omega[..., None, :], d_omega)
     if qd is None:
-        return coef, gen, None
-    return coef, gen, jax.jvp(lambda c, o: rate(c, o, odot), (coef, omega), (d_coef, odot))
+        return coef, gen, jnp.zeros(omega.shape, omega.dtype)
+    vel, dvel = jax.jvp(lambda c, o: rate(c, o, odot), (coef, omega), (d_coef, odot))
+    if buffer:
+        both = materialize(jnp.concatenate([vel, dvel], axis=-1))
+        vel, dvel = both[..., :6], both[..., 6:]
+    return coef, gen, curvature(vel, dvel)
 
 
 def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
@@ -54,19 +65,20 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
         ``(…, 3)``, generators ``(…, n, 6)`` and curvature ``(…, 6)`` (zero for ``qd=None``), DESIGN §3.1.
     """
     g = materialize(se3_exp(omega))
-    _, gen, rates = _generators_and_rates(lambda _, o, e: se3_right_jacobian(o, e), lambda o: (), omega, d_omega, qd)
-    if rates is None:
-        curv = jnp.zeros(omega.shape, omega.dtype)
-    else:
-        both = materialize(jnp.concatenate(rates, axis=-1))  # computed once (see materialize)
-        vel, dvel = both[..., :6], both[..., 6:]
-        # Rᵀ R'' has vee part ω̇; Rᵀ t'' = ν̇ + ω × ν (t' = R ν).
-        curv = dvel + jnp.concatenate([jnp.zeros_like(vel[..., :3]), cross(vel[..., :3], vel[..., 3:])], -1)
+    _, gen, curv = _generators_and_curvature(lambda _, o, e: se3_right_jacobian(o, e), lambda o: (), omega,
+                                             d_omega, qd, buffer=True)
     return PoseJet(g[..., :3, :3], g[..., :3, 3], gen, curv)
 
 
 def _planar_coefficients(omega: Array) -> tuple[Array, Array, Array]:
     return rotvec_coefficients(omega[..., 2] * omega[..., 2])
+
+
+def _planar_curvature(vel: Array, dvel: Array) -> Array:
+    """:func:`_se3_curvature` with ``ω = (0, 0, θ̇)``: ``ω × ν = (−θ̇ ν_y, θ̇ ν_x, 0)``."""
+    w = vel[..., 2]
+    z = jnp.zeros_like(w)
+    return dvel + jnp.stack([z, z, z, -w * vel[..., 4], w * vel[..., 3], z], -1)
 
 
 def _planar_rate(coef, omega: Array, eta: Array) -> Array:
@@ -97,18 +109,12 @@ def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
         As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
     """
     th, vx, vy = omega[..., 2], omega[..., 3], omega[..., 4]
-    (a, b, _), gen, rates = _generators_and_rates(_planar_rate, _planar_coefficients, omega, d_omega, qd)
+    (a, b, _), gen, curv = _generators_and_curvature(_planar_rate, _planar_coefficients, omega, d_omega, qd,
+                                                     curvature=_planar_curvature)
     co, si, tb = 1 - b * th * th, a * th, th * b
     z, one = jnp.zeros_like(th), jnp.ones_like(th)
     rot = jnp.stack([jnp.stack([co, -si, z], -1), jnp.stack([si, co, z], -1), jnp.stack([z, z, one], -1)], -2)
     trans = jnp.stack([a * vx - tb * vy, tb * vx + a * vy, z], -1)
-    if rates is None:
-        curv = jnp.zeros(omega.shape, omega.dtype)
-    else:
-        vel, dvel = rates
-        # Rᵀ t'' = ν̇ + ω × ν with ω = (0, 0, θ̇)
-        w = vel[..., 2]
-        curv = dvel + jnp.stack([z, z, z, -w * vel[..., 4], w * vel[..., 3], z], -1)
     return PoseJet(rot, trans, gen, curv)
 
 
@@ -147,15 +153,10 @@ def bending_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
         As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
     """
     p, r, ell = omega[..., 1], omega[..., 2], omega[..., 3]
-    (a, b, _), gen, rates = _generators_and_rates(_bending_rate, _bending_coefficients, omega, d_omega, qd)
+    (a, b, _), gen, curv = _generators_and_curvature(_bending_rate, _bending_coefficients, omega, d_omega, qd)
     ap, ar, bp, br = a * p, a * r, b * p, b * r
     rot = jnp.stack([jnp.stack([1 - b * (p * p + r * r), -ar, ap], -1),
                      jnp.stack([ar, 1 - br * r, bp * r], -1),
                      jnp.stack([-ap, bp * r, 1 - bp * p], -1)], -2)
     trans = jnp.stack([ell * a, ell * br, -ell * bp], -1)
-    if rates is None:
-        curv = jnp.zeros(omega.shape, omega.dtype)
-    else:
-        vel, dvel = rates
-        curv = dvel + jnp.concatenate([jnp.zeros_like(vel[..., :3]), cross(vel[..., :3], vel[..., 3:])], -1)
     return PoseJet(rot, trans, gen, curv)

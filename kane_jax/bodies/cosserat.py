@@ -132,7 +132,7 @@ class CosseratPCS(AbstractExponentialRod):
         sel = np.flatnonzero(self.strains)
         rest = self.rest_strain.astype(jnp.result_type(q, self.rest_strain))
         if self.bending:
-            rest = rest * np.array([0.0, 1.0, 1.0, 1.0, 0.0, 0.0], dtype=rest.dtype)
+            rest = rest.at[np.array(_TWIST_SHEAR)].set(0.0)
         return rest.at[sel].add(q)
 
     def arc_twist(self, q: Config) -> Vec6:
