@@ -82,6 +82,16 @@ def n_rows(chain) -> int:
     return chain.layout.n_max
 
 
+def has_body_coordinates(chain) -> bool:
+    """Whether any body of the chain has coordinates of its own (static: from the layout).
+
+    When none has (rigid arms, and chains of bodies without coordinates), every own-coordinate mass
+    moment of DESIGN §3.3 (``jac_first``, ``gram``, ``gyro``, the curvature sums, …) is structurally
+    zero, and the kernels leave those terms out of the program instead of computing with zeros.
+    """
+    return any(nb > 0 for _, nb in chain.layout.group_nq)
+
+
 def module_coordinates(chain, i: int, x: Config) -> Config:
     """Module ``i``'s coordinates (joint first, then body) of a chain vector ``x``."""
     return x[chain.coordinate_slice(i)]

@@ -75,8 +75,10 @@ def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
     # motion subspaces and own-coordinate wrenches in the base frame, about its origin: (N, n, 3) each
     s_w = mv(r, terms.gen[..., :3])
     s_v = mv(r, terms.gen[..., 3:]) + cross(p, s_w)
-    g_f = mv(r, body.jac_first)
-    g_t = -mv(r, terms.jac_rot) + cross(p, g_f)
+    own = body.jac_first is not None  # False: no body coordinates in the chain, Γ and G vanish
+    if own:
+        g_f = mv(r, body.jac_first)
+        g_t = -mv(r, terms.jac_rot) + cross(p, g_f)
     # bodies' spatial inertias about the base origin, then the composite ones (reverse cumsum)
     rc = mv(rot0, body.first)
     mass = body.mass
@@ -94,17 +96,21 @@ def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
     mass_c, first_c, inertia_c = tail_sum(mass), tail_sum(first), tail_sum(inertia)
     # P_b = Λᶜ_b S_b + Γ_b, rows of (torque, force)
     c = first_c[:, None]
-    p_t = mv(inertia_c[:, None], s_w) + cross(c, s_v) + g_t
-    p_f = mass_c[:, None, None] * s_v - cross(c, s_w) + g_f
+    p_t = mv(inertia_c[:, None], s_w) + cross(c, s_v)
+    p_f = mass_c[:, None, None] * s_v - cross(c, s_w)
+    if own:
+        p_t, p_f = p_t + g_t, p_f + g_f
     s = chain_rows(chain, jnp.concatenate([s_w, s_v], -1))  # (nq, 6)
     pw = chain_rows(chain, jnp.concatenate([p_t, p_f], -1))
-    gam = chain_rows(chain, jnp.concatenate([g_t, g_f], -1))
     module, row = coordinate_modules(chain)
     upper = jnp.asarray(module[:, None] < module[None, :])
     same = jnp.asarray(module[:, None] == module[None, :])
-    gram = body.gram[jnp.asarray(module)[:, None], jnp.asarray(row)[:, None], jnp.asarray(row)[None, :]]
     sp = _outer6(s, pw)
-    own = _outer6(gam, s) + gram
+    diag = sp
+    if own:
+        gam = chain_rows(chain, jnp.concatenate([g_t, g_f], -1))
+        gram = body.gram[jnp.asarray(module)[:, None], jnp.asarray(row)[:, None], jnp.asarray(row)[None, :]]
+        diag = sp + (_outer6(gam, s) + gram)
     full = jnp.where(upper, sp, 0.0)
-    full = full + full.T + jnp.where(same, sp + own, 0.0)
+    full = full + full.T + jnp.where(same, diag, 0.0)
     return 0.5 * (full + full.T)

@@ -67,7 +67,9 @@ def _backward(terms: ModuleTerms, f: Array, tau: Array, pi: Array, tip: Wrench, 
         t, fi, ti, pii, inner = x
         force = fi + distal.force
         torque = ti + distal.torque
-        gen = pii + mv(t.gen[:, :3], torque) + mv(t.gen[:, 3:], force)
+        gen = mv(t.gen[:, :3], torque) + mv(t.gen[:, 3:], force)
+        if pii is not None:
+            gen = gen + pii
         if inner is not None:
             gen = gen + inner
         out = Wrench(mv(t.rot, force), mv(t.rot, torque + cross(t.trans_local, force)))
@@ -99,21 +101,23 @@ def id_recursion(chain, terms: ModuleTerms, qdd: Config | None, base_acc: Vec3, 
         a = ap + 2 * cross(wp, u_v) + a_rel
         # body sums from mass moments (DESIGN §3.3): f_i, τ_i, π_i
         c = m.first
+        f = m.mass * a + cross(dw, c) + cross(w, cross(w, c))
+        tau = cross(c, a) + mv(t.inertia, dw) + cross(w, mv(t.inertia, w))
+        out = FrameMotion(w, dw, a)
+        if m.jac_first is None:  # no body coordinates in the chain: the own-coordinate sums vanish
+            return out, (out, f, tau, None)
         acc_first, acc_moment, acc_proj = m.curv_first, m.curv_moment, m.curv_jac
         if acc_row is not None:
             acc_first = acc_first + _rows_dot(m.jac_first, acc_row)
             acc_moment = acc_moment - _rows_dot(t.jac_rot, acc_row)
             acc_proj = acc_proj + sum_small(m.gram * acc_row[None, :], 1)
-        f = m.mass * a + cross(dw, c) + cross(w, cross(w, c)) + 2 * cross(w, t.vel_first) + acc_first
-        iw = mv(t.inertia, w)
+        f = f + 2 * cross(w, t.vel_first) + acc_first
         h = t.vel_outer
-        tau = (cross(c, a) + mv(t.inertia, dw) + cross(w, iw)
-               + 2 * ((h[0, 0] + h[1, 1] + h[2, 2]) * w - mv(h, w)) + acc_moment)
+        tau = tau + 2 * ((h[0, 0] + h[1, 1] + h[2, 2]) * w - mv(h, w)) + acc_moment
         quad = sum_small(sum_small(m.jac_second * (w[:, None] * w[None, :])[None], 2), 1) - dot(w, w) * (
             m.jac_second[:, 0, 0] + m.jac_second[:, 1, 1] + m.jac_second[:, 2, 2])
         pi = (mv(m.jac_first, a) - mv(t.jac_rot, dw) + quad
               - 2 * mv(m.gyro, w) + acc_proj)
-        out = FrameMotion(w, dw, a)
         return out, (out, f, tau, pi)
 
     _, (motion, f, tau, pi) = scan_modules(forward, FrameMotion(z, z, base_acc.astype(dtype)), (terms, rows))
@@ -138,8 +142,12 @@ def mass_columns(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
             dw = dwp + acc_gen[:3]
             a = mtv(t.rot, prev[1]) + cross(dwp, t.trans_local) + acc_gen[3:]
             c = m.first
-            f = m.mass * a + cross(dw, c) + _rows_dot(m.jac_first, e_row)
-            tau = cross(c, a) + mv(t.inertia, dw) - _rows_dot(t.jac_rot, e_row)
+            f = m.mass * a + cross(dw, c)
+            tau = cross(c, a) + mv(t.inertia, dw)
+            if m.jac_first is None:  # no body coordinates in the chain
+                return (dw, a), (f, tau, None)
+            f = f + _rows_dot(m.jac_first, e_row)
+            tau = tau - _rows_dot(t.jac_rot, e_row)
             pi = (mv(m.jac_first, a) - mv(t.jac_rot, dw)
                   + sum_small(m.gram * e_row[None, :], 1))
             return (dw, a), (f, tau, pi)

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from .._jets import compose, mtv, place, sum_small, velocity
-from .._modules import chain_block_diagonal, map_modules, n_rows, pad_rows
+from .._modules import chain_block_diagonal, has_body_coordinates, map_modules, n_rows, pad_rows
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..bodies._moments import BodyMoments
 
@@ -32,11 +32,11 @@ class ModuleTerms(NamedTuple):
     gen: Float[Array, "n 6"]  # rows (Pω, Pv): vee(R_iᵀ ∂_k R_i), R_iᵀ ∂_k t_i
     vel: Float[Array, " 6"]  # genᵀ q̇: relative angular and linear velocity
     curv: Float[Array, " 6"]  # (vee(R_iᵀ R_i''), R_iᵀ t_i''), '' = D²[q̇, q̇]
-    body: BodyMoments
+    body: BodyMoments  # own-coordinate fields None when no body of the chain has coordinates
     inertia: Mat3  # Σ w (|p|² 1 − p pᵀ) about the origin of {S_i}
-    jac_rot: Float[Array, "n 3"]  # Σ w ∂_j p × p
-    vel_first: Vec3  # Σ w ṗ
-    vel_outer: Mat3  # Σ w ṗ pᵀ
+    jac_rot: Float[Array, "n 3"] | None  # Σ w ∂_j p × p (None: no body coordinates in the chain)
+    vel_first: Vec3 | None  # Σ w ṗ (None: as jac_rot)
+    vel_outer: Mat3 | None  # Σ w ṗ pᵀ (None: as jac_rot)
     internal: Float[Array, " n"]  # joint and body internal generalized forces
 
 
@@ -50,12 +50,15 @@ def _pad_moments(m: BodyMoments, front: int, total: int) -> BodyMoments:
                       curv_jac=pad_rows(m.curv_jac, front, total))
 
 
-def module_terms(joint, body, q: Config, qd: Config | None, n_max: int, *, internal: bool = True) -> ModuleTerms:
+def module_terms(joint, body, q: Config, qd: Config | None, n_max: int, *, internal: bool = True,
+                 own: bool = True) -> ModuleTerms:
     """Local terms of one module for the state ``(q, q̇)`` of its coordinates (``qd=None``: configuration only).
 
     Rigid bodies contribute closed-form moments and a constant distal frame; soft bodies their jets
     (:meth:`~kane_jax.bodies.AbstractBody.jets`). Fixed joints place the body's jet by a constant
-    pose, screw joints compose their closed-form jet, other joints their autodiff jet.
+    pose, screw joints compose their closed-form jet, other joints their autodiff jet. With
+    ``own=False`` (no body of the chain has coordinates, :func:`~kane_jax._modules.has_body_coordinates`)
+    the own-coordinate moments, structurally zero, are None and the kernels skip their terms.
     """
     nj = joint.nq
     qj, qb = q[:nj], q[nj:]
@@ -68,31 +71,36 @@ def module_terms(joint, body, q: Config, qd: Config | None, n_max: int, *, inter
         rel = compose(joint.jet(qj, qdj), qdj, tip, qdb)
     n = q.shape[0]
     dtype = rel.rot.dtype
-    mom = _pad_moments(mom, nj, n_max)
     gen = pad_rows(rel.gen, 0, n_max)
     p = mom.second
     inertia = (p[0, 0] + p[1, 1] + p[2, 2]) * jnp.eye(3, dtype=dtype) - p
-    if qd is None:
-        vel = jnp.zeros((6,), dtype)
-        vel_first, vel_outer = jnp.zeros((3,), dtype), jnp.zeros((3, 3), dtype)
+    vel = jnp.zeros((6,), dtype) if qd is None or not n else velocity(rel, qd)
+    if not own:
+        mom = BodyMoments(mom.mass, mom.first, mom.second, *([None] * 7))
+        jac_rot = vel_first = vel_outer = None
     else:
-        vel = velocity(rel, qd) if n else jnp.zeros((6,), dtype)
-        qd_rows = pad_rows(qd, 0, n_max)
-        vel_first = sum_small(mom.jac_first * qd_rows[:, None], 0)
-        vel_outer = sum_small(mom.jac_second * qd_rows[:, None, None], 0)
+        mom = _pad_moments(mom, nj, n_max)
+        jac_rot = _cross_of(mom.jac_second)
+        if qd is None:
+            vel_first, vel_outer = jnp.zeros((3,), dtype), jnp.zeros((3, 3), dtype)
+        else:
+            qd_rows = pad_rows(qd, 0, n_max)
+            vel_first = sum_small(mom.jac_first * qd_rows[:, None], 0)
+            vel_outer = sum_small(mom.jac_second * qd_rows[:, None, None], 0)
     if internal and qd is not None:
         force = jnp.concatenate([joint.internal_force(qj, qdj), body.internal_force(qb, qdb)])
         force = pad_rows(force, 0, n_max)
     else:
         force = jnp.zeros((n_max,), dtype)
     return ModuleTerms(rel.rot, rel.trans, mtv(rel.rot, rel.trans), gen, vel, rel.curv, mom,
-                       inertia, _cross_of(mom.jac_second), vel_first, vel_outer, force)
+                       inertia, jac_rot, vel_first, vel_outer, force)
 
 
 def chain_terms(chain, q: Config, qd: Config | None, *, internal: bool = True) -> ModuleTerms:
     """Local terms of every module, stacked in chain order (leading axis N)."""
     n_max = n_rows(chain)
-    return map_modules(chain, lambda j, b, x, v: module_terms(j, b, x, v, n_max, internal=internal), q, qd)
+    own = has_body_coordinates(chain)
+    return map_modules(chain, lambda j, b, x, v: module_terms(j, b, x, v, n_max, internal=internal, own=own), q, qd)
 
 
 def internal_forces(chain, q: Config, qd: Config) -> Float[Array, "N n_max"]:
