@@ -1,0 +1,66 @@
+"""Per-module terms (algorithms/_terms.py): chains whose bodies have no coordinates skip the own-coordinate terms.
+
+When no body of a chain has coordinates (rigid arms), ``chain_terms`` leaves the own-coordinate
+moments out (None) and the kernels skip their terms. The oracle is the general path, which pads
+those moments with zero rows and computes with them (``module_terms(..., own=True)``): the ID (bias
+and with accelerations), the composite mass matrix and the mass columns must agree with it to
+1e-13 of their largest entry, on the iiwa-like arm and on an arm of revolute, prismatic and helical
+joints at random states.
+"""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import kane_jax as kj
+from kane_jax._modules import has_body_coordinates, map_modules, n_rows
+from kane_jax.algorithms._composite import composite_mass_matrix
+from kane_jax.algorithms._recursion import id_recursion, mass_columns, tip_wrench
+from kane_jax.algorithms._terms import chain_terms, module_terms
+
+
+def _screw_arm(rng):
+    joints = [kj.Revolute(rng.normal(size=3)), kj.Prismatic(rng.normal(size=3)), kj.Helical(rng.normal(size=3), 0.05),
+              kj.Revolute(rng.normal(size=3))]
+    bodies = [kj.RigidBody(float(rng.uniform(0.5, 2.0)), com=rng.normal(size=3) * 0.1,
+                           inertia=np.diag(rng.uniform(0.02, 0.03, 3)),
+                           tip=np.eye(4) + np.pad(rng.normal(size=(3, 1)) * 0.2, ((0, 1), (3, 0))))
+              for _ in joints]
+    return kj.Chain(list(zip(joints, bodies)), gravity=rng.normal(size=3) * 5)
+
+
+def _outputs(chain, terms, qdd):
+    dtype = terms.rot.dtype
+    g = -jnp.asarray(chain.gravity, dtype)
+    tip = tip_wrench(None, None, dtype)
+    return (id_recursion(chain, terms, None, g, tip).tau, id_recursion(chain, terms, qdd, g, tip).tau,
+            composite_mass_matrix(chain, terms), mass_columns(chain, terms))
+
+
+@pytest.mark.parametrize("name", ["iiwa-like", "screw arm"])
+def test_rigid_chain_skips_own_coordinate_terms(name):
+    rng = np.random.default_rng(7)
+    chain = kj.models.iiwa_like() if name == "iiwa-like" else _screw_arm(rng)
+    assert not has_body_coordinates(chain)
+    n_max = n_rows(chain)
+
+    @jax.jit
+    def both(q, qd, qdd):
+        fast = chain_terms(chain, q, qd)
+        padded = map_modules(chain, lambda j, b, x, v: module_terms(j, b, x, v, n_max, own=True), q, qd)
+        assert fast.body.jac_first is None and fast.jac_rot is None  # the skipping path is the one taken
+        return _outputs(chain, fast, qdd), _outputs(chain, padded, qdd)
+
+    for _ in range(3):
+        q, qd, qdd = (jnp.asarray(rng.uniform(-1.5, 1.5, chain.nq)) for _ in range(3))
+        for fast, oracle in zip(*both(q, qd, qdd)):
+            np.testing.assert_allclose(fast, oracle, rtol=0, atol=1e-13 * float(jnp.max(jnp.abs(oracle))))
+
+
+def test_a_soft_body_keeps_the_general_path():
+    chain = kj.Chain([(kj.Revolute((0.0, 0.0, 1.0)), kj.RigidBody(1.0)),
+                      (kj.Fixed(), kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 1e5, 0.01))])
+    assert has_body_coordinates(chain)
+    terms = chain_terms(chain, jnp.zeros(chain.nq), jnp.zeros(chain.nq))
+    assert terms.body.jac_first.shape == (2, n_rows(chain), 3)
