@@ -40,6 +40,10 @@ class ModuleTerms(NamedTuple):
     internal: Float[Array, " n"]  # joint and body internal generalized forces
 
 
+# the moments that sum over a body's own coordinates (None in a chain whose bodies have none)
+_OWN_MOMENTS = ("jac_first", "jac_second", "gram", "gyro", "curv_first", "curv_moment", "curv_jac")
+
+
 def _cross_of(g: Array) -> Array:
     return jnp.stack([g[..., 1, 2] - g[..., 2, 1], g[..., 2, 0] - g[..., 0, 2], g[..., 0, 1] - g[..., 1, 0]], -1)
 
@@ -76,7 +80,7 @@ def module_terms(joint, body, q: Config, qd: Config | None, n_max: int, *, inter
     inertia = (p[0, 0] + p[1, 1] + p[2, 2]) * jnp.eye(3, dtype=dtype) - p
     vel = jnp.zeros((6,), dtype) if qd is None or not n else velocity(rel, qd)
     if not own:
-        mom = BodyMoments(mom.mass, mom.first, mom.second, *([None] * 7))
+        mom = mom._replace(**dict.fromkeys(_OWN_MOMENTS))
         jac_rot = vel_first = vel_outer = None
     else:
         mom = _pad_moments(mom, nj, n_max)

@@ -4,10 +4,11 @@ When no body of a chain has coordinates (rigid arms), ``chain_terms`` leaves the
 moments out (None) and the kernels skip their terms. The oracle is the general path, which pads
 those moments with zero rows and computes with them (``module_terms(..., own=True)``): the ID (bias
 and with accelerations), the composite mass matrix and the mass columns must agree with it to
-1e-13 of their largest entry, on the iiwa-like arm and on an arm of revolute, prismatic and helical
-joints at random states.
+1e-13 of their largest entry, on the iiwa-like arm and on rigid links behind revolute, prismatic,
+helical, universal, fixed and spherical joints at random states.
 """
 
+import helpers.robots as robots
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -20,14 +21,11 @@ from kane_jax.algorithms._recursion import id_recursion, mass_columns, tip_wrenc
 from kane_jax.algorithms._terms import chain_terms, module_terms
 
 
-def _screw_arm(rng):
-    joints = [kj.Revolute(rng.normal(size=3)), kj.Prismatic(rng.normal(size=3)), kj.Helical(rng.normal(size=3), 0.05),
-              kj.Revolute(rng.normal(size=3))]
-    bodies = [kj.RigidBody(float(rng.uniform(0.5, 2.0)), com=rng.normal(size=3) * 0.1,
-                           inertia=np.diag(rng.uniform(0.02, 0.03, 3)),
-                           tip=np.eye(4) + np.pad(rng.normal(size=(3, 1)) * 0.2, ((0, 1), (3, 0))))
-              for _ in joints]
-    return kj.Chain(list(zip(joints, bodies)), gravity=rng.normal(size=3) * 5)
+def _rigid_arm(rng):
+    """Rigid links behind screw joints (closed-form jets) and multi-coordinate joints (padded rows)."""
+    kinds = ("revolute", "prismatic", "helical", "universal", "fixed", "spherical")
+    return kj.Chain([(robots.make_joint(k, rng), robots.random_rigid(rng)) for k in kinds],
+                    gravity=rng.normal(size=3) * 5)
 
 
 def _outputs(chain, terms, qdd):
@@ -38,10 +36,10 @@ def _outputs(chain, terms, qdd):
             composite_mass_matrix(chain, terms), mass_columns(chain, terms))
 
 
-@pytest.mark.parametrize("name", ["iiwa-like", "screw arm"])
+@pytest.mark.parametrize("name", ["iiwa-like", "mixed joints"])
 def test_rigid_chain_skips_own_coordinate_terms(name):
     rng = np.random.default_rng(7)
-    chain = kj.models.iiwa_like() if name == "iiwa-like" else _screw_arm(rng)
+    chain = kj.models.iiwa_like() if name == "iiwa-like" else _rigid_arm(rng)
     assert not has_body_coordinates(chain)
     n_max = n_rows(chain)
 
