@@ -177,3 +177,33 @@ def test_eager_transformations_keep_one_program_staged_ones_inline():
     ref = jax.jacfwd(lambda y: el.inverse_dynamics(arm, y, q, q))(q)
     np.testing.assert_allclose(fwd, ref, rtol=1e-10, atol=1e-10 * float(jnp.max(jnp.abs(ref))))
     np.testing.assert_allclose(fwd, staged, rtol=1e-14, atol=1e-14 * float(jnp.max(jnp.abs(ref))))
+
+
+PUBLIC = {
+    "inverse_dynamics": lambda c, q: kj.inverse_dynamics(c, q, q, q),
+    "inverse_dynamics_full": lambda c, q: kj.inverse_dynamics_full(c, q, q, q).tau,
+    "mass_matrix": lambda c, q: kj.mass_matrix(c, q),
+    "forward_dynamics": lambda c, q: kj.forward_dynamics(c, q, q, q, check=False),
+    "nonlinear_effects": lambda c, q: kj.nonlinear_effects(c, q, q),
+    "generalized_gravity": lambda c, q: kj.generalized_gravity(c, q),
+    "kinetic_energy": lambda c, q: kj.kinetic_energy(c, q, q),
+    "potential_energy": lambda c, q: kj.potential_energy(c, q),
+    "forward_kinematics": lambda c, q: kj.forward_kinematics(c, q),
+    "tip_pose": lambda c, q: kj.tip_pose(c, q),
+    "tip_jacobian": lambda c, q: kj.tip_jacobian(c, q),
+    "inverse_dynamics_derivatives": lambda c, q: kj.inverse_dynamics_derivatives(c, [q, q, q, q, q], order=2),
+    "mass_matrix_derivatives": lambda c, q: kj.mass_matrix_derivatives(c, [q, q, q], order=2),
+    "coriolis_matrix": lambda c, q: kj.coriolis_matrix(c, q, q),
+}
+
+
+def test_every_public_dynamics_function_is_one_compiled_program():
+    """Each public function of the dynamics is one program (a nested ``jit`` in a user's trace), so an
+    eager call or an eager transformation of it is compiled once rather than run operation by
+    operation (``inverse_dynamics_derivatives``, ``mass_matrix_derivatives`` and ``coriolis_matrix``
+    were not, until 2026-11-25: see the README, "Differentiating without jit")."""
+    arm = _arm()
+    q = jnp.array([0.3, -0.7])
+    for name, call in PUBLIC.items():
+        eqns = jax.make_jaxpr(lambda x, call=call: call(arm, x))(q).eqns
+        assert [e.primitive.name for e in eqns] in (["jit"], ["pjit"]), (name, [e.primitive.name for e in eqns])

@@ -8,6 +8,10 @@ differentiated along the curve whose derivatives are given (DESIGN §3.5): with 
 ``t = 0`` by nested forward-mode ``jax.jvp`` (``jax.experimental.jet`` has no rule for ``lax.scan``).
 This is exact (no finite differences) and works for any chain — rigid, soft or mixed — because it
 differentiates whatever the recursion computes, internal visco-elastic forces included.
+
+The public functions are compiled entry points (``_dispatch.entry_jit``, like
+:func:`~kane_jax.inverse_dynamics`): one program per chain structure and ``order``. Called eagerly
+they used to run the nested ``jvp``s operation by operation (measured below in the README).
 """
 
 from __future__ import annotations
@@ -18,7 +22,9 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
+from .._dispatch import entry_jit
 from .._types import Array, Config, Float, Vec3
 from ..chain import Chain
 from ._recursion import inverse_dynamics_kernel, mass_matrix_kernel, tip_wrench
@@ -113,7 +119,21 @@ def inverse_dynamics_derivatives(
     Raises:
         ValueError: ``order`` not a non-negative int, too few derivatives, wrong shapes.
     """
-    order = _check_order(order)
+    return _inverse_dynamics_derivatives(chain, _array_entries(derivs), _check_order(order), gravity, tip_force,
+                                         tip_torque)
+
+
+def _array_entries(derivs: Any) -> Any:
+    """Entries of ``derivs`` given as Python sequences of numbers become arrays: the compiled entry
+    points trace array leaves and key their programs on every other leaf (a list of floats would
+    compile once per value)."""
+    if isinstance(derivs, (list, tuple)):
+        return [np.asarray(x) if isinstance(x, (list, tuple, int, float)) else x for x in derivs]
+    return derivs
+
+
+@entry_jit
+def _inverse_dynamics_derivatives(chain, derivs, order: int, gravity, tip_force, tip_torque) -> tuple[Config, ...]:
     d = check_derivatives(chain, derivs, order + 3, f"inverse_dynamics_derivatives(order={order})")
     return id_derivatives(chain, d, order, gravity=check_gravity(chain, gravity),
                           tip=tip_wrench(tip_force, tip_torque, d[0].dtype))
@@ -147,7 +167,11 @@ def mass_matrix_derivatives(chain: Chain, derivs: Sequence[Config], *, order: in
     Raises:
         ValueError: ``order`` not a non-negative int, too few derivatives, wrong shapes.
     """
-    order = _check_order(order)
+    return _mass_matrix_derivatives(chain, _array_entries(derivs), _check_order(order))
+
+
+@entry_jit
+def _mass_matrix_derivatives(chain, derivs, order: int) -> tuple[Float[Array, "nq nq"], ...]:
     d = check_derivatives(chain, derivs, order + 1, f"mass_matrix_derivatives(order={order})")
     path = taylor_path(d)
     return taylor_derivatives(lambda t: mass_matrix_kernel(chain, path(t)[0]), order, jnp.zeros((), dtype=d[0].dtype))
@@ -175,6 +199,11 @@ def coriolis_matrix(chain: Chain, q: Config, qd: Config) -> Float[Array, "nq nq"
     Raises:
         ValueError: shapes that do not match the chain.
     """
+    return _coriolis_matrix(chain, q, qd)
+
+
+@entry_jit
+def _coriolis_matrix(chain, q: Config, qd: Config) -> Float[Array, "nq nq"]:
     q = chain.check_state(q, "q")
     qd = chain.check_state(qd, "qd")
     dtype = jnp.result_type(q, qd)
