@@ -18,20 +18,27 @@ def _lapack(m, r):
     return jsl.cho_solve(jsl.cho_factor(m, lower=True), r)
 
 
+# compiled once per size (eagerly the unrolled factorization ran operation by operation)
+_fast_batched = jax.jit(jax.vmap(_recursion.solve_mass))
+_lapack_batched = jax.jit(jax.vmap(_lapack))
+_fast_derivative = jax.jit(lambda m, r: jax.jacfwd(lambda x: _recursion.solve_mass(0.5 * (x + x.T), r))(m))
+_lapack_derivative = jax.jit(lambda m, r: jax.jacfwd(lambda x: _lapack(0.5 * (x + x.T), r))(m))
+
+
 def test_unrolled_cholesky_equals_lapack():
     rng = np.random.default_rng(5)
     for n in range(1, _recursion.UNROLLED_CHOLESKY + 1):
         a = rng.normal(size=(4, n, n))
         m = jnp.asarray(a @ np.swapaxes(a, 1, 2) + n * np.eye(n))
         for r in (jnp.asarray(rng.normal(size=(4, n))), jnp.asarray(rng.normal(size=(4, n, 3)))):
-            fast = jax.vmap(_recursion.solve_mass)(m, r)
-            ref = jax.vmap(_lapack)(m, r)
+            fast = _fast_batched(m, r)
+            ref = _lapack_batched(m, r)
             np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12 * float(jnp.max(jnp.abs(ref))))
         # derivative along symmetric perturbations of the matrix (what jacfwd of FD takes through
         # it: M and its tangents are symmetric; LAPACK's rule symmetrizes, the unrolled one reads
         # the lower triangle, so they differ only on non-symmetric directions)
-        d_fast = jax.jacfwd(lambda x: _recursion.solve_mass(0.5 * (x + x.T), r[0, :, 0]))(m[0])
-        d_ref = jax.jacfwd(lambda x: _lapack(0.5 * (x + x.T), r[0, :, 0]))(m[0])
+        d_fast = _fast_derivative(m[0], r[0, :, 0])
+        d_ref = _lapack_derivative(m[0], r[0, :, 0])
         np.testing.assert_allclose(d_fast, d_ref, rtol=0, atol=1e-11 * float(jnp.max(jnp.abs(d_ref))))
 
 
