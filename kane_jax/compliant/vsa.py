@@ -25,7 +25,7 @@ import numpy as np
 from .. import _checks
 from .._types import Array, Float
 from ..algorithms._recursion import forward_dynamics_kernel
-from ..algorithms.time_derivatives import check_derivatives, id_derivatives
+from ..algorithms.time_derivatives import check_derivatives, compiled_id_derivatives
 from ..chain import Chain
 from . import springs as sp
 
@@ -160,7 +160,7 @@ def vsa_inverse_dynamics(robot: VSARobot, q_derivs, sigma_derivs, *, phi_guess=N
     if len(sig) < 3 or any(s.shape != (n,) for s in sig):
         raise ValueError(f"`sigma_derivs` must hold (σ, σ̇, σ̈), each of shape ({n},), got "
                          f"{[tuple(s.shape) for s in sig]}.")
-    tau_e = jnp.stack(id_derivatives(robot.chain, qd, 2))
+    tau_e = jnp.stack(compiled_id_derivatives(robot.chain, qd, 2))
     guess = sp.symmetric_guess(robot.springs, sig[0]) if phi_guess is None else phi_guess
     sol = sp.solve_deflections(robot.springs, tau_e[0], sig[0], guess, rtol=rtol, max_steps=max_steps)
     if check:
