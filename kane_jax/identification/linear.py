@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -71,7 +72,13 @@ def regressor(build: Callable[[Any], Chain], params, data: Samples) -> tuple[Arr
         params: a pytree of arrays (the expansion point; any value works when ``r`` is affine).
         data: :class:`Samples`.
     """
-    data = _check_samples(data)
+    return _regressor(build, params, _check_samples(data))
+
+
+# One compiled program per (build, parameter structure, sample shapes): called eagerly, the vmapped
+# jacfwd of the recursion ran operation by operation (docs/architecture.md, "Tracing time").
+@eqx.filter_jit
+def _regressor(build: Callable[[Any], Chain], params, data: Samples) -> tuple[Array, Array]:
     flat, unravel = ravel_pytree(params)
 
     def r(p, q, qd, qdd, u):
@@ -81,6 +88,11 @@ def regressor(build: Callable[[Any], Chain], params, data: Samples) -> tuple[Arr
     res = jax.vmap(r, in_axes=(None, 0, 0, 0, 0))(flat, *data)
     phi = phi.reshape(-1, flat.shape[0])
     return phi, res.ravel() - phi @ flat
+
+
+@eqx.filter_jit
+def _residuals(build: Callable[[Any], Chain], params, data: Samples) -> Array:
+    return jax.vmap(lambda q, qd, qdd, u: id_residual(build, params, q, qd, qdd, u))(*data).ravel()
 
 
 def linear_least_squares(build: Callable[[Any], Chain], params_guess, data: Samples, *,
@@ -110,7 +122,7 @@ def linear_least_squares(build: Callable[[Any], Chain], params_guess, data: Samp
     if check_linearity:
         # a nearby point (10 % larger, slightly uneven) keeps physical parameters physical
         probe = flat * (1.1 + 0.02 * jnp.cos(jnp.arange(flat.size) + 1.0))
-        direct = jax.vmap(lambda q, qd, qdd, u: id_residual(build, unravel(probe), q, qd, qdd, u))(*data).ravel()
+        direct = _residuals(build, unravel(probe), _check_samples(data))
         mismatch = float(jnp.max(jnp.abs(direct - (phi @ probe + r0))))
         scale = float(jnp.max(jnp.abs(direct))) + 1e-300
         if mismatch > 1e-8 * scale:
