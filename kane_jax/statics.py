@@ -20,6 +20,7 @@ import lineax as lx
 import optimistix as optx
 
 from . import _checks
+from ._dispatch import entry_jit
 from ._types import Array, Config, Float, Vec3
 from .algorithms._recursion import inverse_dynamics_kernel, tip_wrench
 from .algorithms.actuation import generalized_input, input_matrix
@@ -181,14 +182,19 @@ def holding_input(chain: Chain, q, *, gravity: Vec3 | None = None, tip_force: Ve
     Raises:
         ValueError: ``q`` of the wrong shape.
     """
+    return HoldingInput(*_holding_input(chain, q, gravity, tip_force, tip_torque))
+
+
+@entry_jit  # one program: eagerly, the ID and the jacfwd of the work coordinates ran operation by operation
+def _holding_input(chain: Chain, q, gravity, tip_force, tip_torque) -> tuple[Array, Config]:
     q = chain.check_state(q, "q")
     tau = inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), None, gravity=check_gravity(chain, gravity),
                                   tip=tip_wrench(tip_force, tip_torque, q.dtype))
     if chain.nu == 0:
-        return HoldingInput(tau, jnp.zeros_like(tau))
+        return tau, jnp.zeros_like(tau)
     b = input_matrix(chain, q)  # (nq, nu)
     u = solve_input(b, tau)
-    return HoldingInput(u, tau - b @ u)
+    return u, tau - b @ u
 
 
 def solve_input(b: Array, tau: Array) -> Array:

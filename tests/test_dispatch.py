@@ -194,14 +194,15 @@ PUBLIC = {
     "inverse_dynamics_derivatives": lambda c, q: kj.inverse_dynamics_derivatives(c, [q, q, q, q, q], order=2),
     "mass_matrix_derivatives": lambda c, q: kj.mass_matrix_derivatives(c, [q, q, q], order=2),
     "coriolis_matrix": lambda c, q: kj.coriolis_matrix(c, q, q),
+    "holding_input": lambda c, q: kj.holding_input(c, q).u,
 }
 
 
 def test_every_public_dynamics_function_is_one_compiled_program():
     """Each public function of the dynamics is one program (a nested ``jit`` in a user's trace), so an
     eager call or an eager transformation of it is compiled once rather than run operation by
-    operation (``inverse_dynamics_derivatives``, ``mass_matrix_derivatives`` and ``coriolis_matrix``
-    were not, until 2026-11-25: see the README, "Differentiating without jit")."""
+    operation (``inverse_dynamics_derivatives``, ``mass_matrix_derivatives``, ``coriolis_matrix`` and
+    ``holding_input`` were not, until 2026-11-25: see the README, "Differentiating without jit")."""
     arm = _arm()
     q = jnp.array([0.3, -0.7])
     for name, call in PUBLIC.items():
