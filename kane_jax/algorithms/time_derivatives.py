@@ -151,14 +151,6 @@ def id_derivatives(chain: Chain, derivs: Sequence[Config], order: int, *, gravit
     return taylor_derivatives(tau, order, jnp.zeros((), dtype=derivs[0].dtype))
 
 
-@entry_jit
-def compiled_id_derivatives(chain: Chain, derivs: Sequence[Config], order: int) -> tuple[Config, ...]:
-    """:func:`id_derivatives` (validated ``derivs``) as one compiled program, for public functions
-    that call it eagerly (the compliant robots' inverse dynamics); eager nested ``jvp``s of the
-    recursion would run operation by operation."""
-    return id_derivatives(chain, derivs, order)
-
-
 def mass_matrix_derivatives(chain: Chain, derivs: Sequence[Config], *, order: int) -> tuple[Float[Array, "nq nq"], ...]:
     """``(M, Ṁ, …, M⁽ᵏ⁾)`` of the mass matrix along the curve whose derivatives are given.
 

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from .. import _checks
 from .._types import Array, Float
 from ..algorithms._recursion import forward_dynamics_kernel
-from ..algorithms.time_derivatives import check_derivatives, compiled_id_derivatives
+from ..algorithms.time_derivatives import check_derivatives, id_derivatives
 from ..chain import Chain
 from ._integrate import integrate
 
@@ -93,7 +93,14 @@ def elastic_joint_inverse_dynamics(robot: ElasticJointRobot, q_derivs) -> Elasti
         ValueError: wrong shapes or fewer than five derivatives.
     """
     d = check_derivatives(robot.chain, q_derivs, 5, "elastic_joint_inverse_dynamics")
-    tau_e = jnp.stack(compiled_id_derivatives(robot.chain, d, 2))
+    return _elastic_joint_inverse_dynamics(robot, tuple(d))
+
+
+@eqx.filter_jit
+def _elastic_joint_inverse_dynamics(robot: ElasticJointRobot, d) -> ElasticJointInverseDynamics:
+    """The EJ-NEA on validated derivatives, one compiled program (eager nested ``jvp``s of the
+    recursion would run operation by operation)."""
+    tau_e = jnp.stack(id_derivatives(robot.chain, d, 2))
     theta, theta_d, theta_dd = (d[i] + tau_e[i] / robot.stiffness for i in range(3))
     tau = robot.motor_inertia * theta_dd + robot.motor_damping * theta_d + tau_e[0]
     return ElasticJointInverseDynamics(tau, theta, theta_d, theta_dd, tau_e)
