@@ -116,6 +116,10 @@ class VSAInverseDynamics(NamedTuple):
     det_ratio: Array  # (n,) conditioning of the decoupling matrix (0: singular)
 
 
+# Newton search of eq. (14): tolerance (relative to 1 + |target|) and step limit
+NEWTON_RTOL, NEWTON_STEPS = 1e-13, 40
+
+
 def _motor_side(robot, phi, phi_d, q_derivs, y_dd):
     """Eqs. 21–23 and 73–74 by autodiff: ``φ̈ = 𝒜⁻¹ (ÿ − D²F[φ̇, φ̇])``, then the motor torques."""
     springs = robot.springs
@@ -131,7 +135,7 @@ def _motor_side(robot, phi, phi_d, q_derivs, y_dd):
 
 
 def vsa_inverse_dynamics(robot: VSARobot, q_derivs, sigma_derivs, *, phi_guess=None, check: bool = True,
-                         rtol: float = 1e-13, max_steps: int = 40) -> VSAInverseDynamics:
+                         rtol: float = NEWTON_RTOL, max_steps: int = NEWTON_STEPS) -> VSAInverseDynamics:
     """Motor torques ``(τ_1, τ_2)`` that realize desired link and stiffness trajectories (VSA-NEA).
 
     Paper ``001_…`` §III-B and Alg. §IV: ``τ_e, τ̇_e, τ̈_e`` of the link side (eqs. 7, 12, 13 — here
@@ -192,8 +196,8 @@ def _vsa_inverse_dynamics(robot, qd, sig, guess, *, rtol: float, max_steps: int)
 
 @eqx.filter_jit
 def _trajectory(robot, q_derivs, sigma_derivs, phi0):
-    def step(phi, x):
-        out = vsa_inverse_dynamics(robot, x[0], x[1], phi_guess=phi, check=False)
+    def step(phi, x):  # shapes validated by the caller; failures reported from converged/det_ratio
+        out, _ = _vsa_inverse_dynamics(robot, tuple(x[0]), tuple(x[1]), phi, rtol=NEWTON_RTOL, max_steps=NEWTON_STEPS)
         return out.phi, out
 
     return jax.lax.scan(step, phi0, (q_derivs, sigma_derivs))[1]

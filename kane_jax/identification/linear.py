@@ -117,12 +117,13 @@ def linear_least_squares(build: Callable[[Any], Chain], params_guess, data: Samp
         ValueError: bad sample shapes, or (``check_linearity``) parameters the ID is not affine in.
         TypeError: ``data`` is not :class:`Samples`.
     """
-    phi, r0 = regressor(build, params_guess, data)
+    data = _check_samples(data)
+    phi, r0 = _regressor(build, params_guess, data)
     flat, unravel = ravel_pytree(params_guess)
     if check_linearity:
         # a nearby point (10 % larger, slightly uneven) keeps physical parameters physical
         probe = flat * (1.1 + 0.02 * jnp.cos(jnp.arange(flat.size) + 1.0))
-        direct = _residuals(build, unravel(probe), _check_samples(data))
+        direct = _residuals(build, unravel(probe), data)
         mismatch = float(jnp.max(jnp.abs(direct - (phi @ probe + r0))))
         scale = float(jnp.max(jnp.abs(direct))) + 1e-300
         if mismatch > 1e-8 * scale:
