@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     else:
         plan = [("float64", [1024, 131072]), ("float32", [131072]), ("float64", [16384])]
     if args.batches:
-        plan = [(dt, [int(b) for b in args.batches.split(",")]) for dt, _ in plan]
+        plan = [(dt, [int(b) for b in args.batches.split(",")]) for dt in dict.fromkeys(dt for dt, _ in plan)]
     dtypes = list(dict.fromkeys(dt for dt, _ in plan))
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
     name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "")
