@@ -137,7 +137,8 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
     def inner_solve(free, lam, rho_):
         if inner is None:
             solver = optx.LevenbergMarquardt(rtol=1e-12, atol=1e-12)
-            sol = optx.least_squares(al_residual, solver, free, (lam, rho_), max_steps=inner_steps, throw=False)
+            sol = optx.least_squares(al_residual, solver, free, (lam, rho_), max_steps=inner_steps, throw=False,
+                                     options=dict(jac="bwd"))
             free = sol.value
         else:
             f = lambda x: 0.5 * jnp.sum(al_residual(x, (lam, rho_)) ** 2)
