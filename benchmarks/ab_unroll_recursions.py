@@ -1,6 +1,7 @@
 """A/B on one device: module recursions as lax.scan (UNROLL_MODULES = 0) vs unrolled at trace time.
 
-Run: ``python benchmarks/ab_unroll_recursions.py 1024,16384`` (comma-separated batch sizes).
+Run: ``python benchmarks/ab_unroll_recursions.py 1024,16384 [pcs]`` (comma-separated batch sizes;
+``pcs`` adds the 3-segment PCS arm's FD, which needs soromox).
 
 The 7-DoF arm's batched ID and FD (jit(vmap), chain as argument), interleaved repeats in one process."""
 import sys
@@ -21,24 +22,31 @@ import kane_jax as kj
 import kane_jax._modules as km
 
 arm = _robots.kane_chain(_robots.iiwa_like())
-params, static = eqx.partition(arm, eqx.is_array)
 fns = {"ID": lambda ch, q, v, u: kj.inverse_dynamics(ch, q, v, u),
        "FD": lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u)}
+chains = {"ID": arm, "FD": arm}
+if "pcs" in sys.argv[2:]:  # also FD of the 3-segment SoRoMoX-equivalent PCS arm (needs soromox)
+    import bench_soft_vs_soromox as soft
+
+    chains["PCS3 FD"] = soft.make_kane(soft.make_soromox(3), 3)
+    fns["PCS3 FD"] = lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, jnp.zeros_like(q))
 print(jax.devices()[0].device_kind, jax.__version__, flush=True)
 for algo, fn in fns.items():
+    params, static = eqx.partition(chains[algo], eqx.is_array)
+    nq = chains[algo].nq
     for b in [int(x) for x in sys.argv[1].split(",")]:
         rng = np.random.default_rng(b)
-        xs = [jnp.asarray(rng.uniform(-0.5, 0.5, (b, 7))) for _ in range(3)]
+        xs = [jnp.asarray(rng.uniform(-0.5, 0.5, (b, nq))) for _ in range(3)]
         comp, outs = {}, {}
         for unroll in (0, 16):
-            km.UNROLL_MODULES = unroll
+            km.UNROLL_MODULES = km.UNROLL_MODULES_ACCELERATOR = unroll
             g = jax.vmap(lambda p, q, v, u: fn(eqx.combine(p, static), q, v, u), in_axes=(None, 0, 0, 0))
             t0 = time.perf_counter()
             comp[unroll] = jax.jit(g).lower(params, *xs).compile()
             tc = time.perf_counter() - t0
             outs[unroll] = np.asarray(comp[unroll](params, *xs))
             print(f"{algo} B={b} unroll={unroll} compile {tc:.2f} s", flush=True)
-        km.UNROLL_MODULES = 0
+        km.UNROLL_MODULES = km.UNROLL_MODULES_ACCELERATOR = 0
         diff = np.max(np.abs(outs[0] - outs[16])) / np.max(np.abs(outs[0]))
         times = {0: [], 16: []}
         for _ in range(7):

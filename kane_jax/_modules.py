@@ -31,11 +31,22 @@ from ._types import Array, Config, Float
 
 Carry = TypeVar("Carry")
 
-# Chains of at most this many modules would have their recursions unrolled at trace time. Off: the
-# unrolled straight-line code made XLA:CPU compile 1.3-1.8x longer (FD of two planar CC modules
-# 9.9 s -> 7.5 s, of three PCS modules 14.9 s -> 8.5 s with lax.scan, load 3.5, 2026-11-22) and
-# the optimized HLO 1.5-1.9x larger; a lax.scan is traced once whatever the chain's length.
+# Chains of at most this many modules have their recursions unrolled at trace time, on XLA:CPU
+# (UNROLL_MODULES) and on an accelerator (UNROLL_MODULES_ACCELERATOR: JAX's default backend is a
+# GPU or TPU). Off on the CPU: the unrolled straight-line code made XLA:CPU compile 1.3-1.8x longer
+# (FD of two planar CC modules 9.9 s -> 7.5 s, of three PCS modules 14.9 s -> 8.5 s with lax.scan,
+# load 3.5, 2026-11-22), the optimized HLO 1.5-1.9x larger and the 7-DoF arm's batched ID/FD
+# 1.4-2.8x slower (2026-11-26); a lax.scan is traced once whatever the chain's length. On for short
+# chains on a GPU, where each iteration of a loop is a launch round trip: the 7-DoF arm's batched ID
+# 1.63-1.87x and FD 1.37-1.52x faster at B = 1,024-16,384, 1.08-1.24x at 131,072 (NVIDIA H200, two
+# processes, benchmarks/ab_unroll_recursions.py, results/bench_gpu.md). Same values.
 UNROLL_MODULES = 0
+UNROLL_MODULES_ACCELERATOR = 8
+
+
+def unroll_limit() -> int:
+    """The longest chain whose recursions are unrolled, for JAX's default backend (read at trace time)."""
+    return UNROLL_MODULES if jax.default_backend() == "cpu" else UNROLL_MODULES_ACCELERATOR
 
 
 def structure_key(tree: Any) -> Any:
@@ -214,12 +225,13 @@ def scan_modules(step: Callable[[Carry, Any], tuple[Carry, Any]], init: Carry, x
                  reverse: bool = False) -> tuple[Carry, Any]:
     """Run ``step`` over the leading (module) axis of ``xs``; ``reverse=True`` goes tip to base.
 
-    Up to :data:`UNROLL_MODULES` modules the loop is unrolled at trace time (straight-line code
-    that XLA fuses across modules); longer chains use :func:`jax.lax.scan`, traced once whatever
-    their length. Both return the outputs stacked in module order.
+    Up to :func:`unroll_limit` modules (none on a CPU, :data:`UNROLL_MODULES_ACCELERATOR` on a GPU
+    or TPU) the loop is unrolled at trace time (straight-line code that XLA fuses across modules);
+    longer chains use :func:`jax.lax.scan`, traced once whatever their length. Both return the
+    outputs stacked in module order, with the same values.
     """
     n = jax.tree.leaves(xs)[0].shape[0]
-    if n > UNROLL_MODULES:
+    if n > unroll_limit():
         return jax.lax.scan(step, init, xs, reverse=reverse)
     carry = init
     ys = [None] * n

@@ -29,3 +29,31 @@ def test_trace_size_does_not_grow_with_n():
         jaxpr = jax.make_jaxpr(lambda q: kj.inverse_dynamics(chain, q, q, q))(z)
         sizes.append(len(jaxpr.jaxpr.eqns))
     assert sizes[0] == sizes[1], sizes
+
+
+def test_unrolled_recursions_equal_the_scans(monkeypatch):
+    """The recursions unrolled at trace time (the default on a GPU/TPU for chains of at most
+    ``UNROLL_MODULES_ACCELERATOR`` modules) give the numbers of the ``lax.scan`` path (the oracle),
+    here forced on the CPU: ID and FD (bias + composite mass matrix + solve) of a five-module chain
+    of rigid, planar CC and generic bodies on revolute, universal, fixed, spherical and prismatic joints."""
+    from helpers.robots import mixed_chain, random_state
+
+    import kane_jax._modules as km
+
+    rng = np.random.default_rng(7)
+    chain = mixed_chain(rng)
+    q, qd, x = random_state(rng, chain.nq, 0.4)
+
+    def run():
+        return (jax.jit(lambda q, qd, x: kj.inverse_dynamics(chain, q, qd, x))(q, qd, x),
+                jax.jit(lambda q, qd, x: kj.forward_dynamics(chain, q, qd, x))(q, qd, x))
+
+    for name in ("UNROLL_MODULES", "UNROLL_MODULES_ACCELERATOR"):  # whatever the backend
+        monkeypatch.setattr(km, name, 0)
+    scanned = run()
+    for name in ("UNROLL_MODULES", "UNROLL_MODULES_ACCELERATOR"):
+        monkeypatch.setattr(km, name, 16)
+    assert km.unroll_limit() == 16
+    unrolled = run()
+    for a, b in zip(unrolled, scanned):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(b))))
