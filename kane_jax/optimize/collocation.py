@@ -152,7 +152,7 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
                 return (optax.apply_updates(x, upd), st), None
 
             (free, _), _ = jax.lax.scan(body, (free, state), None, length=inner_steps)
-        return (free, *evaluate(free))
+        return free
 
     @eqx.filter_jit
     def evaluate(free):
@@ -168,7 +168,10 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
     viol = [jnp.max(jnp.abs(c))]
     rho_ = jnp.asarray(rho, dtype=q0.dtype)
     for _ in range(outer):
-        free, c, cost = inner_solve(free, lam, rho_)
+        # the constraints and cost from the compiled `evaluate`, not traced a second time inside
+        # the solve (notebook 02: 13 % of the solve's equations)
+        free = inner_solve(free, lam, rho_)
+        c, cost = evaluate(free)
         lam = lam + rho_ * c
         v = jnp.max(jnp.abs(c))
         if float(v) > 0.25 * float(viol[-1]):
