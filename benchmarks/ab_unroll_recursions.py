@@ -40,6 +40,7 @@ for algo, fn in fns.items():
         comp, outs = {}, {}
         for unroll in (0, 16):
             km.UNROLL_MODULES = km.UNROLL_MODULES_ACCELERATOR = unroll
+            jax.clear_caches()  # nested jitted kernels would otherwise reuse the other variant's trace
             g = jax.vmap(lambda p, q, v, u: fn(eqx.combine(p, static), q, v, u), in_axes=(None, 0, 0, 0))
             t0 = time.perf_counter()
             comp[unroll] = jax.jit(g).lower(params, *xs).compile()

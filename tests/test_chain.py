@@ -48,12 +48,19 @@ def test_unrolled_recursions_equal_the_scans(monkeypatch):
         return (jax.jit(lambda q, qd, x: kj.inverse_dynamics(chain, q, qd, x))(q, qd, x),
                 jax.jit(lambda q, qd, x: kj.forward_dynamics(chain, q, qd, x))(q, qd, x))
 
+    def scans():  # lax.scan equations in the ID's program (the module recursions are two of them)
+        jaxpr = jax.make_jaxpr(lambda q, qd, x: kj.inverse_dynamics(chain, q, qd, x))(q, qd, x)
+        return str(jaxpr).count(" scan[")
+
     for name in ("UNROLL_MODULES", "UNROLL_MODULES_ACCELERATOR"):  # whatever the backend
         monkeypatch.setattr(km, name, 0)
-    scanned = run()
+    jax.clear_caches()
+    scanned, n_scans = run(), scans()
     for name in ("UNROLL_MODULES", "UNROLL_MODULES_ACCELERATOR"):
         monkeypatch.setattr(km, name, 16)
     assert km.unroll_limit() == 16
+    jax.clear_caches()  # the entry points' compiled kernels are cached by JAX: trace them again
     unrolled = run()
+    assert scans() <= n_scans - 2  # the forward and backward passes are unrolled, not scanned
     for a, b in zip(unrolled, scanned):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(b))))
