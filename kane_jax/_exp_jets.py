@@ -49,6 +49,7 @@ def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, 
     return coef, gen, curvature(vel, dvel)
 
 
+@jax.jit
 def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     """Closed-form jet of ``exp(Ω(q))`` for a twist ``Ω`` affine in ``q`` (batched over leading axes).
 
@@ -94,6 +95,7 @@ def _planar_rate(coef, omega: Array, eta: Array) -> Array:
     return jnp.stack([z, z, e_th, nx, ny, z], -1)
 
 
+@jax.jit
 def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     """:func:`exp_jet` for planar twists ``Ω = (0, 0, θ, v_x, v_y, 0)`` (SE(2) inside SE(3)).
 
@@ -136,6 +138,7 @@ def _bending_rate(coef, omega: Array, eta: Array) -> Array:
                       a * e_l + c * ell * m, b * (ell * e_r - r * e_l), b * (p * e_l - ell * e_p)], -1)
 
 
+@jax.jit
 def bending_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     """:func:`exp_jet` for bending-and-stretch twists ``Ω = (0, ω_y, ω_z, ℓ, 0, 0)``.
 

@@ -97,30 +97,35 @@ def _parts(x: Array, axis: int) -> list[Array]:
     return jax.lax.split(x, (1, 1, 1), axis=axis % x.ndim)
 
 
+@jax.jit
 def mv(m: Array, v: Array) -> Array:
     """``m @ v`` for 3×3 ``m`` (leading batch axes broadcast), without a dot kernel."""
     m, v = _common(m, v[..., None, :])
     return _sum3([mk * vk for mk, vk in zip(_parts(m, -1), _parts(v, -1))])[..., 0]
 
 
+@jax.jit
 def mtv(m: Array, v: Array) -> Array:
     """``mᵀ @ v`` for 3×3 ``m``."""
     m, v = _common(m, v[..., :, None])
     return _sum3([mk * vk for mk, vk in zip(_parts(m, -2), _parts(v, -2))])[..., 0, :]
 
 
+@jax.jit
 def mm(a: Array, b: Array) -> Array:
     """``a @ b`` for 3×3 matrices (leading batch axes broadcast), without a dot kernel."""
     a, b = _common(a[..., :, :, None], b[..., None, :, :])  # (…, i, k, j)
     return _sum3([ak * bk for ak, bk in zip(_parts(a, -2), _parts(b, -2))])[..., 0, :]
 
 
+@jax.jit
 def mtm(a: Array, b: Array) -> Array:
     """``aᵀ @ b`` for 3×3 matrices."""
     a, b = _common(a[..., :, :, None], b[..., :, None, :])  # (…, k, i, j)
     return _sum3([ak * bk for ak, bk in zip(_parts(a, -3), _parts(b, -3))])[..., 0, :, :]
 
 
+@jax.jit
 def cross(a: Array, b: Array) -> Array:
     """Cross product along the last axis, component-wise (leading axes broadcast)."""
     a, b = _common(a, b)
@@ -128,6 +133,7 @@ def cross(a: Array, b: Array) -> Array:
     return jnp.concatenate([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
 
 
+@jax.jit
 def dot(a: Array, b: Array) -> Array:
     """Dot product along the last axis (leading axes broadcast)."""
     a, b = _common(a, b)
@@ -153,11 +159,13 @@ def materialize(x: Array) -> Array:
     return jax.lax.optimization_barrier(x)
 
 
+@jax.jit
 def velocity(jet: PoseJet, qd: Config) -> Array:
     """Body-frame twist ``(ω, ν) = genᵀ q̇`` of the motion."""
     return sum_small(jet.gen * qd[:, None], 0)
 
 
+@jax.jit
 def vee_rt(rot: Mat3, mat: Array) -> Vec3:
     """``vee(Rᵀ M)`` (skew part) for ``M`` with leading batch axes, component-wise."""
     return vee(mtm(rot, mat))
@@ -198,6 +206,7 @@ def constant_pose_jet(rot: Mat3, trans: Vec3, n: int) -> PoseJet:
     return PoseJet(rot, trans, jnp.zeros((n, 6), rot.dtype), jnp.zeros((6,), rot.dtype))
 
 
+@jax.jit
 def place(rot: Mat3, trans: Vec3, jet: PoseJet) -> PoseJet:
     """Jet of ``P X(q)`` for a constant pose ``P = (rot, trans)``: body-frame generators and curvature
     are unchanged."""
@@ -226,6 +235,7 @@ def screw_jet(placement_rot: Mat3, placement_trans: Vec3, screw: Array, q: Confi
     return place(placement_rot, placement_trans, PoseJet(rot, trans, screw[None, :].astype(rot.dtype), curv))
 
 
+@jax.jit
 def compose(a: PoseJet, qd_a: Config | None, b: PoseJet, qd_b: Config | None) -> PoseJet:
     """Jet of ``X_a(q_a) X_b(q_b)`` in the stacked coordinates ``(q_a, q_b)``, by the Leibniz rule.
 

@@ -43,6 +43,7 @@ _SERIES_BELOW = 2.0
 _TERMS = 13
 
 
+@jax.jit
 def skew(v: Vec3) -> Mat3:
     """The 3×3 matrix ``[v]×`` with ``[v]× w = v × w``."""
     z = jnp.zeros_like(v[..., 0])
@@ -56,6 +57,7 @@ def vee(a: Mat3) -> Vec3:
     return 0.5 * jnp.stack([a[..., 2, 1] - a[..., 1, 2], a[..., 0, 2] - a[..., 2, 0], a[..., 1, 0] - a[..., 0, 1]], -1)
 
 
+@jax.jit
 def make_pose(rot: Mat3, trans: Vec3) -> Pose:
     """The 4×4 homogeneous transform with rotation ``rot`` and translation ``trans``."""
     top = jnp.concatenate([rot, trans[..., :, None]], axis=-1)
@@ -211,6 +213,7 @@ def _eye_like(x: Array) -> Array:
     return jnp.broadcast_to(jnp.eye(3, dtype=x.dtype), x.shape[:-1] + (3, 3))
 
 
+@jax.jit
 def so3_exp(phi: Vec3) -> Mat3:
     """Rotation matrix of the rotation vector ``phi`` (Rodrigues), smooth at ``phi = 0``."""
     t2 = jnp.sum(phi * phi, axis=-1)
@@ -227,6 +230,7 @@ def rot_axis(axis: Vec3, angle: Array) -> Mat3:
     return c * _eye_like(axis) + s * skew(axis) + (1 - c) * _outer(axis, axis)
 
 
+@jax.jit
 def se3_exp(xi: Vec6) -> Pose:
     """Pose ``exp(ξ̂)`` of a twist ``ξ = (ω, v)``, smooth at ``ω = 0``.
 
@@ -313,12 +317,14 @@ def ad(xi: Vec6) -> Float[Array, "6 6"]:
     return jnp.concatenate([jnp.concatenate([w, zero], -1), jnp.concatenate([v, w], -1)], -2)
 
 
+@jax.jit
 def se3_bracket(x1: Vec6, x2: Vec6) -> Vec6:
     """Lie bracket ``[ξ₁, ξ₂] = (ω₁ × ω₂, ω₁ × v₂ − ω₂ × v₁)`` of twists."""
     return jnp.concatenate([jnp.cross(x1[..., :3], x2[..., :3]),
                             jnp.cross(x1[..., :3], x2[..., 3:]) - jnp.cross(x2[..., :3], x1[..., 3:])], -1)
 
 
+@jax.jit
 def se3_right_jacobian(xi: Vec6, eta: Vec6) -> Vec6:
     """``T(ξ) η`` with ``T(ξ) = Σₖ (−ad_ξ)ᵏ/(k+1)!`` the right Jacobian (tangent operator) of ``exp``.
 
@@ -342,6 +348,7 @@ def se3_right_jacobian(xi: Vec6, eta: Vec6) -> Vec6:
     return eta - c1 * a1 + c2 * a2 - c3 * a3 + c4 * a4
 
 
+@jax.jit
 def ad_apply(xi: Vec6, eta: Vec6) -> Vec6:
     """``ad_ξ η`` without forming the 6×6 matrix."""
     return se3_bracket(xi, eta)
