@@ -49,6 +49,13 @@ if _FOLDER:
     jax.monitoring.register_event_listener(_on_event)
 
 
+def pytest_configure(config):
+    """The controller (run before any xdist worker starts) drops an earlier run's rows."""
+    if _FOLDER and not os.environ.get("PYTEST_XDIST_WORKER"):
+        for old in Path(_FOLDER).glob("*.jsonl"):
+            old.unlink()
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     if not _FOLDER:
