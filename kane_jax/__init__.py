@@ -88,6 +88,8 @@ from .statics import HoldingInput as HoldingInput
 from .statics import equilibrium as equilibrium
 from .statics import holding_input as holding_input
 from .statics import static_residual as static_residual
+from .xla_flags import recommended_xla_flags as recommended_xla_flags
+from .xla_flags import use_recommended_xla_flags as use_recommended_xla_flags
 
 __version__ = "0.1.0"
 
@@ -108,4 +110,5 @@ __all__ = [
     "inverse_dynamics", "inverse_dynamics_full", "coriolis_matrix", "inverse_dynamics_derivatives",
     "mass_matrix_derivatives", "kinetic_energy", "mass_matrix", "nonlinear_effects",
     "potential_energy", "tip_jacobian", "tip_pose", "JointLimits", "from_urdf",
+    "enable_compilation_cache", "recommended_xla_flags", "use_recommended_xla_flags",
 ]

@@ -4,11 +4,11 @@
 animation; ``kane-jax list`` lists the papers' scenarios; ``kane-jax run NAME [--t1 T] [--out DIR]``
 runs one. With ``--html`` both also write an interactive 3-D view of the simulated motion
 (:func:`kane_jax.view`) to ``OUT/view.html``, a standalone page that works offline. The command
-is an application, so it (not the library) enables float64 and, unless the user set ``XLA_FLAGS``,
-XLA:CPU's classic fusion (``--xla_cpu_use_fusion_emitters=false``), which compiles and runs this
-kind of small 3-vector code faster (DESIGN §3.5). It also turns on JAX's persistent compilation
-cache in ``$KANE_JAX_CACHE_DIR`` (default a per-user cache folder; ``--no-cache`` turns it off), so
-a second run loads its programs instead of compiling them.
+is an application, so it (not the library) enables float64 and adds kane_jax's recommended XLA:CPU
+flags to ``XLA_FLAGS`` (:func:`kane_jax.recommended_xla_flags`: classic fusion, DESIGN §3.5, and
+whole small loops compiled as one kernel; a flag the user set keeps the user's value). It also
+turns on JAX's persistent compilation cache in ``$KANE_JAX_CACHE_DIR`` (default a per-user cache
+folder; ``--no-cache`` turns it off), so a second run loads its programs instead of compiling them.
 """
 
 from __future__ import annotations
@@ -50,8 +50,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _setup_jax(cache: bool = True) -> None:
-    if "XLA_FLAGS" not in os.environ:
-        os.environ["XLA_FLAGS"] = "--xla_cpu_use_fusion_emitters=false"
+    from .xla_flags import recommended_xla_flags
+
+    os.environ["XLA_FLAGS"] = recommended_xla_flags()  # before the first computation starts XLA
     import jax
 
     jax.config.update("jax_enable_x64", True)

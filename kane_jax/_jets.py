@@ -18,6 +18,7 @@ here is written component-wise (no matrix products): XLA:CPU fuses it into a few
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -56,6 +57,45 @@ def sum_small(x: Array, axis: int = 0) -> Array:
     for i in range(1, n):
         out = out + jax.lax.index_in_dim(x, i, axis, keepdims=False)
     return out
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def contract(spec: str, *operands: Array) -> Array:
+    """``jnp.einsum(spec, *operands)`` as broadcast products and :func:`sum_small` (no dot kernel).
+
+    XLA:CPU compiles a whole ``while`` loop (a ``fori_loop`` of FD calls, a diffrax solve) into one
+    kernel when the loop holds no dot, convolution, scatter or custom call and its buffers are
+    small (``xla_cpu_small_while_loop_byte_threshold``, raised by the applications, see
+    ``docs/architecture.md``, "Whole loops as one kernel"): no per-kernel dispatch at all. An
+    ``einsum`` over the few sections of a rod is a dot and keeps the loop out; this is the same
+    contraction, element-wise. Explicit ``spec`` only (``"kab,kb->ka"``), no ellipsis.
+    """
+    ins, out = spec.replace(" ", "").split("->")
+    ins = ins.split(",")
+    if len(ins) != len(operands):
+        raise ValueError(f"contract: {len(ins)} operand specs in {spec!r}, got {len(operands)} operands")
+    letters: list[str] = []
+    sizes: dict[str, int] = {}
+    for sub, x in zip(ins, operands):
+        for c, n in zip(sub, x.shape):
+            if c not in letters:
+                letters.append(c)
+            sizes[c] = max(sizes.get(c, 1), n)
+    prod = None
+    for sub, x in zip(ins, operands):
+        order = sorted(range(len(sub)), key=lambda i: letters.index(sub[i]))
+        x = jnp.transpose(x, order) if order != list(range(len(sub))) else x
+        present = [sub[i] for i in order]
+        x = x.reshape([x.shape[present.index(c)] if c in present else 1 for c in letters])
+        prod = x if prod is None else prod * x
+    prod = jnp.broadcast_to(prod, [sizes[c] for c in letters])
+    axes = list(letters)
+    for c in reversed(letters):
+        if c not in out:
+            prod = sum_small(prod, axes.index(c))
+            axes.remove(c)
+    order = [axes.index(c) for c in out]
+    return jnp.transpose(prod, order) if order != list(range(len(out))) else prod
 
 
 def _sum3(terms) -> Array:

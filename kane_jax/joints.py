@@ -13,9 +13,9 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from . import _checks
-from ._jets import PoseJet, pose_jet, screw_jet
+from ._jets import PoseJet, mm, pose_jet, screw_jet
 from ._types import Array, Config, Mat3, Pose, Vec3
-from .lie import make_pose, rot_axis, so3_exp, translation
+from .lie import compose_poses, make_pose, rot_axis, so3_exp, translation
 
 
 class AbstractJoint(eqx.Module):
@@ -43,8 +43,9 @@ class AbstractJoint(eqx.Module):
         """Pose of the joint's output frame relative to its placement frame."""
 
     def transform(self, q: Config) -> Pose:
-        """Pose of the joint's output frame in the previous distal frame: ``placement · motion(q)``."""
-        return self.placement @ self.motion(q)
+        """Pose of the joint's output frame in the previous distal frame: ``placement · motion(q)``
+        (component-wise, :func:`~kane_jax.lie.compose_poses`)."""
+        return compose_poses(self.placement, self.motion(q))
 
     @abc.abstractmethod
     def screw_axis(self) -> Array | None:
@@ -179,7 +180,7 @@ class Universal(AbstractJoint):
         _joint_init(self, placement, stiffness, damping)
 
     def motion(self, q: Config) -> Pose:
-        rot = rot_axis(self.axis1, q[0]) @ rot_axis(self.axis2, q[1])
+        rot = mm(rot_axis(self.axis1, q[0]), rot_axis(self.axis2, q[1]))
         return make_pose(rot, jnp.zeros(3, dtype=rot.dtype))
 
     def screw_axis(self) -> None:

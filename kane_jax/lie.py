@@ -26,8 +26,8 @@ import numpy as np
 from ._types import Array, Float, Mat3, Pose, Vec3, Vec6
 
 __all__ = [
-    "skew", "vee", "make_pose", "translation", "rot_axis", "inverse_pose", "so3_exp", "so3_log", "se3_exp",
-    "se3_log", "adjoint", "ad", "se3_bracket", "se3_right_jacobian", "sin_over_x", "one_minus_cos_over_x",
+    "skew", "vee", "make_pose", "translation", "rot_axis", "inverse_pose", "compose_poses", "so3_exp", "so3_log",
+    "se3_exp", "se3_log", "adjoint", "ad", "se3_bracket", "se3_right_jacobian", "sin_over_x", "one_minus_cos_over_x",
     "one_minus_cos_over_x2", "rotvec_coefficients",
 ]
 
@@ -77,6 +77,19 @@ def inverse_pose(x: Pose) -> Pose:
     rot, trans = x[..., :3, :3], x[..., :3, 3]
     rt = jnp.swapaxes(rot, -1, -2)
     return make_pose(rt, -jnp.sum(rt * trans[..., None, :], axis=-1))
+
+
+@jax.jit
+def compose_poses(a: Pose, b: Pose) -> Pose:
+    """The product ``a · b`` of rigid transforms (leading batch axes broadcast), component-wise.
+
+    The same numbers as ``a @ b`` without a dot kernel: XLA:CPU compiles a whole loop that holds
+    no dot into one kernel (``docs/architecture.md``, "Whole loops as one kernel").
+    """
+    ra, ta, rb, tb = a[..., :3, :3], a[..., :3, 3], b[..., :3, :3], b[..., :3, 3]
+    rot = ra[..., :, 0:1] * rb[..., 0:1, :] + ra[..., :, 1:2] * rb[..., 1:2, :] + ra[..., :, 2:3] * rb[..., 2:3, :]
+    trans = ra[..., :, 0] * tb[..., 0:1] + ra[..., :, 1] * tb[..., 1:2] + ra[..., :, 2] * tb[..., 2:3] + ta
+    return make_pose(rot, trans)
 
 
 def _series_in_sq(theta2: Array, exact, coeffs, threshold: float = _SERIES_BELOW) -> Array:

@@ -24,7 +24,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._jets import PoseJet, cross, materialize, mm, mtm, mtv, mv, vee_rt
+from .._jets import PoseJet, contract, cross, materialize, mm, mtm, mtv, mv, vee_rt
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..lie import skew
 
@@ -73,8 +73,8 @@ class ElementRule(NamedTuple):
 def section_rule(offsets: Float[Array, "K M 2"], weights: Float[Array, "K M"]) -> ElementRule:
     """Constants of rigid cross-sections from their points ``s = (0, y, z)`` and masses."""
     s = jnp.concatenate([jnp.zeros_like(offsets[..., :1]), offsets], axis=-1)
-    return ElementRule(jnp.sum(weights, axis=1), jnp.einsum("km,kma->ka", weights, s),
-                       jnp.einsum("km,kma,kmb->kab", weights, s, s))
+    return ElementRule(jnp.sum(weights, axis=1), contract("km,kma->ka", weights, s),
+                       contract("km,kma,kmb->kab", weights, s, s))
 
 
 def jet(fn: Callable[[Config], object], q: Config, qd: Config | None):
@@ -118,14 +118,14 @@ def elements_from_pose_jets(jets: PoseJet, qd: Config | None) -> Elements:
 
 def _outer_sums(a_u, a_v, m, rule: ElementRule, A_u=None, A_v=None):
     """``Σ_k w u vᵀ`` for all pairs of affine fields (``a``: ``(U, K, 3)``, ``A``: ``(U, K, 3, 3)``)."""
-    g = jnp.einsum("k,uka,vkb->uvab", m, a_u, a_v)
+    g = contract("k,uka,vkb->uvab", m, a_u, a_v)
     if A_u is None:
         return g
     ac_u = jnp.sum(A_u * rule.first[None, :, None, :], axis=-1)  # A_u c  (U, K, 3)
     ac_v = jnp.sum(A_v * rule.first[None, :, None, :], axis=-1)
     a_s = jnp.sum(A_u[..., :, :, None] * rule.second[None, :, None, :, :], axis=-2)  # A_u S  (U, K, 3, 3)
-    g = g + jnp.einsum("uka,vkb->uvab", a_u, ac_v) + jnp.einsum("uka,vkb->uvab", ac_u, a_v)
-    return g + jnp.einsum("ukac,vkbc->uvab", a_s, A_v)
+    g = g + contract("uka,vkb->uvab", a_u, ac_v) + contract("uka,vkb->uvab", ac_u, a_v)
+    return g + contract("ukac,vkbc->uvab", a_s, A_v)
 
 
 def _cross_of(g: Array) -> Array:
@@ -154,14 +154,14 @@ def moments(el: Elements | PoseJet, rule: ElementRule, qd: Config | None) -> Bod
     curv = el.c_trans is not None
     a_v = jnp.concatenate([a_u, el.c_trans[None]], axis=0) if curv else a_u
     A_v = (jnp.concatenate([A_u, el.c_rot[None]], axis=0) if curv else A_u) if sections else None
-    first = jnp.einsum("k,vka->va", m, a_v)
+    first = contract("k,vka->va", m, a_v)
     if sections:
-        first = first + jnp.einsum("vkab,kb->va", A_v, rule.first)
+        first = first + contract("vkab,kb->va", A_v, rule.first)
     g = _outer_sums(a_u, a_v, m, rule, A_u, A_v)
     dtype = el.trans.dtype
     if curv:
         gjj = g[1:, 1:n + 1]
-        gyro = jnp.einsum("l,jla->ja", qd, _cross_of(gjj))
+        gyro = contract("l,jla->ja", qd, _cross_of(gjj))
         curv_first, curv_moment, curv_jac = first[n + 1], _cross_of(g[0, n + 1]), _trace(g[1:, n + 1])
     else:
         gjj = g[1:, 1:]
@@ -200,18 +200,18 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> 
     f = m[:, None, None] * v + cross(w, cb)  # (K, n, 3)
     h = cross(cb, v) + mv(inertia[:, None], w)
     rc = mv(rot, c)
-    rs = jnp.einsum("kab,kbc->kac", rot, s2)
-    rss = jnp.einsum("kac,kbc->kab", rs, rot)  # R S Rᵀ
-    big_f = jnp.einsum("kab,kjb->kja", rot, f)
-    rw = jnp.einsum("kab,kjb->kja", rot, w)
-    rv = jnp.einsum("kab,kjb->kja", rot, v)
-    second = (jnp.einsum("k,ka,kb->ab", m, t, t) + jnp.einsum("ka,kb->ab", t, rc) + jnp.einsum("ka,kb->ab", rc, t)
+    rs = contract("kab,kbc->kac", rot, s2)
+    rss = contract("kac,kbc->kab", rs, rot)  # R S Rᵀ
+    big_f = contract("kab,kjb->kja", rot, f)
+    rw = contract("kab,kjb->kja", rot, w)
+    rv = contract("kab,kjb->kja", rot, v)
+    second = (contract("k,ka,kb->ab", m, t, t) + contract("ka,kb->ab", t, rc) + contract("ka,kb->ab", rc, t)
               + jnp.sum(rss, axis=0))
     # Σ w ∂_j p pᵀ = F tᵀ + (R v)(R c)ᵀ + [R ω]× R S Rᵀ
     cross_cols = jnp.swapaxes(cross(rw[..., None, :], jnp.swapaxes(rss, -1, -2)[:, None]), -1, -2)
-    jac_second = (jnp.einsum("kja,kb->jab", big_f, t) + jnp.einsum("kja,kb->jab", rv, rc)
+    jac_second = (contract("kja,kb->jab", big_f, t) + contract("kja,kb->jab", rv, rc)
                   + jnp.sum(cross_cols, axis=0))
-    gram = jnp.einsum("kja,kla->jl", w, h) + jnp.einsum("kja,kla->jl", v, f)
+    gram = contract("kja,kla->jl", w, h) + contract("kja,kla->jl", v, f)
     dtype = t.dtype
     n = w.shape[1]
     if qd is None:
@@ -219,18 +219,18 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> 
         gyro, curv_first, curv_moment, curv_jac = jnp.zeros((n, 3), dtype), zero, zero, jnp.zeros((n,), dtype)
     else:
         qd = qd.astype(dtype)
-        om, nu = jnp.einsum("kja,j->ka", w, qd), jnp.einsum("kja,j->ka", v, qd)  # (K, 3)
+        om, nu = contract("kja,j->ka", w, qd), contract("kja,j->ka", v, qd)  # (K, 3)
         curv = materialize(sections.curv)
         cw, cv = curv[:, :3], curv[:, 3:]
         om_b = om[:, None]
         local = cross(f, nu[:, None]) + cross(v, cross(om_b, cb)) + mv(s2[:, None], cross(w, om_b))
-        gyro = jnp.einsum("kab,kjb->ja", rot, local)
+        gyro = contract("kab,kjb->ja", rot, local)
         e = m[:, None] * cv + cross(cw, c) + cross(om, cross(om, c))
         eta = cross(c, cv) + mv(inertia, cw) + cross(om, mv(inertia, om))
-        re = jnp.einsum("kab,kb->ka", rot, e)
+        re = contract("kab,kb->ka", rot, e)
         curv_first = jnp.sum(re, axis=0)
-        curv_moment = jnp.sum(cross(t, re), axis=0) + jnp.einsum("kab,kb->a", rot, eta)
-        curv_jac = jnp.einsum("kja,ka->j", v, e) + jnp.einsum("kja,ka->j", w, eta)
+        curv_moment = jnp.sum(cross(t, re), axis=0) + contract("kab,kb->a", rot, eta)
+        curv_jac = contract("kja,ka->j", v, e) + contract("kja,ka->j", w, eta)
     return BodyMoments(jnp.sum(m), jnp.sum(m[:, None] * t + rc, axis=0), second, jnp.sum(big_f, axis=0), jac_second,
                        gram, gyro, curv_first, curv_moment, curv_jac)
 

@@ -28,9 +28,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
-from .._jets import PoseJet
+from .._jets import PoseJet, contract
 from .._types import Array, Config, Float, Mat3, Pose, Vec3, Vec6
-from ..lie import se3_bracket, se3_exp
+from ..lie import compose_poses, se3_bracket, se3_exp
 from ._moments import distal_section_jets
 from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_properties: public here too)
     _C1,
@@ -237,7 +237,7 @@ class CosseratGVS(AbstractRod):
 
     def strain(self, q: Config, sigma: Array) -> Vec6:
         """Strain ``ξ(σ) = Φ(σ) q + ξ*`` per unit rest length."""
-        return self.phi(sigma) @ q + self.rest_strain
+        return contract("ij,j->i", self.phi(sigma), q) + self.rest_strain
 
     def _step(self, q: Config, a: Array, b: Array) -> Pose:
         """4th-order Magnus (Zanna) step of ``g' = g ξ̂`` from σ = a to σ = b."""
@@ -253,7 +253,7 @@ class CosseratGVS(AbstractRod):
         steps = jax.vmap(lambda a, b: self._step(q, a, b))(grid[:-1], grid[1:])
 
         def accumulate(g, step):
-            g = g @ step
+            g = compose_poses(g, step)
             return g, g
 
         eye = jnp.eye(4, dtype=q.dtype)
@@ -264,7 +264,7 @@ class CosseratGVS(AbstractRod):
         grid = jnp.asarray(self.grid, dtype=q.dtype)
         poses = self._grid_poses(q)
         j = jnp.clip(jnp.searchsorted(grid, sigma, side="right") - 1, 0, len(self.grid) - 1)
-        g = poses[j] @ self._step(q, grid[j], sigma)
+        g = compose_poses(poses[j], self._step(q, grid[j], sigma))
         return g[:3, :3], g[:3, 3]
 
     def tip(self, q: Config) -> Pose:
@@ -272,7 +272,8 @@ class CosseratGVS(AbstractRod):
 
     def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
         poses = self._grid_poses(q)
-        tip = poses[-1] @ self._step(q, jnp.asarray(self.grid[-1], dtype=q.dtype), jnp.ones((), dtype=q.dtype))
+        last = jnp.asarray(self.grid[-1], dtype=q.dtype)
+        tip = compose_poses(poses[-1], self._step(q, last, jnp.ones((), dtype=q.dtype)))
         return poses[1:, :3, :3], poses[1:, :3, 3], tip
 
     def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, PoseJet]:
