@@ -4,10 +4,14 @@ import os
 
 # the suite runs in parallel processes (pytest-xdist): on a GPU, none may take most of its memory
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-# XLA:CPU's classic fusion compiles this 3-vector code ≈ 40 % faster than the fusion emitters
-# (measured: ID Jacobian of a 2-module CC chain 60 s vs 95 s under load); tests are compile-bound
-if "xla_cpu_use_fusion_emitters" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false").strip()
+# the flags users are told to run with (kj.recommended_xla_flags; a flag the caller set wins): XLA:CPU's
+# classic fusion compiles this 3-vector code ≈ 40 % faster than the fusion emitters (measured: ID
+# Jacobian of a 2-module CC chain 60 s vs 95 s under load; tests are compile-bound), and small whole
+# loops as one kernel (tests/simulation + control + optimize 246 -> 231 s, the PCS and GVS derivative
+# matrix workers 57 / 107 s -> 56 / 110 s, pinned, 2026-11-26)
+from kane_jax.xla_flags import recommended_xla_flags  # noqa: E402  (imports JAX; its backend starts later)
+
+os.environ["XLA_FLAGS"] = recommended_xla_flags(os.environ.get("XLA_FLAGS", ""))
 # and without LLVM's expensive optimizations: 13 % less time for the heaviest algorithm tests
 # (217 s vs 251 s for test_mass_matrix + energy conservation + the rigid-joint ID tests, idle, 2026-11-22);
 # the programs compute the same IEEE operations, only less optimized machine code
