@@ -11,10 +11,10 @@ itself. Two flags (``docs/architecture.md``, "Whole loops as one kernel"; DESIGN
   a ``while`` loop that touches at most this many bytes, and holds no dot, scatter, convolution
   or custom call, into a single kernel (1 kB by default). A simulation's integration loop (a
   diffrax solve) or a controller's ``fori_loop`` over one state then runs with no per-kernel
-  dispatch: the demo runs 2.5× faster (20 → 54× real time), ``004-godage`` 2.4×, one PCS forward
-  dynamics in a jitted loop 2.2–3× (measured 2026-11-26, ``README.md``). The kernels of the soft
-  bodies, joints and the recursion are written without dot products for this. Batched work over
-  many states touches more bytes and keeps XLA's usual multi-kernel, multi-threaded execution.
+  dispatch: the demo runs 2.9× faster (20 → 57× real time), ``004-godage`` 2.6×, one forward
+  dynamics in a jitted loop 2.6–3.7× (PCS rods, the 7-DoF arm; measured 2026-11-26, ``README.md``).
+  The kernels of the rods, joints and the recursion are written without dot products for this.
+  Batched work over many states touches more bytes and keeps XLA's usual multi-kernel execution.
 """
 
 from __future__ import annotations
