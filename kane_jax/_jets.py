@@ -74,6 +74,8 @@ def contract(spec: str, *operands: Array) -> Array:
     ins = ins.split(",")
     if len(ins) != len(operands):
         raise ValueError(f"contract: {len(ins)} operand specs in {spec!r}, got {len(operands)} operands")
+    if any(len(set(sub)) != len(sub) for sub in ins) or len(set(out)) != len(out):
+        raise ValueError(f"contract: spec {spec!r} repeats an index within one operand (diagonals are not supported)")
     letters: list[str] = []
     sizes: dict[str, int] = {}
     for sub, x in zip(ins, operands):

@@ -86,6 +86,7 @@ def compose_poses(a: Pose, b: Pose) -> Pose:
     The same numbers as ``a @ b`` without a dot kernel: XLA:CPU compiles a whole loop that holds
     no dot into one kernel (``docs/architecture.md``, "Whole loops as one kernel").
     """
+    a, b = jnp.broadcast_arrays(a, b)  # explicit: users may run with strict rank promotion
     ra, ta, rb, tb = a[..., :3, :3], a[..., :3, 3], b[..., :3, :3], b[..., :3, 3]
     rot = ra[..., :, 0:1] * rb[..., 0:1, :] + ra[..., :, 1:2] * rb[..., 1:2, :] + ra[..., :, 2:3] * rb[..., 2:3, :]
     trans = ra[..., :, 0] * tb[..., 0:1] + ra[..., :, 1] * tb[..., 1:2] + ra[..., :, 2] * tb[..., 2:3] + ta

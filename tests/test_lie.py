@@ -101,3 +101,14 @@ def test_rotation_and_right_jacobian_hessians_are_finite_and_continuous_at_zero(
     h1 = np.asarray(hess(1e-9 * direction / jnp.linalg.norm(direction)))
     assert np.all(np.isfinite(h0))
     np.testing.assert_allclose(h1, h0, rtol=0, atol=1e-9 * np.max(np.abs(h0)))
+
+
+def test_compose_poses_equals_the_matrix_product():
+    """``lie.compose_poses`` (component-wise, no dot kernel) against ``a @ b``, batched and broadcast."""
+    from kane_jax import lie
+
+    rng = np.random.default_rng(7)
+    a = lie.se3_exp(jnp.asarray(rng.normal(size=(4, 6))))
+    b = lie.se3_exp(jnp.asarray(rng.normal(size=(4, 6))))
+    assert float(jnp.max(jnp.abs(lie.compose_poses(a, b) - a @ b))) <= 1e-15 * 8
+    assert float(jnp.max(jnp.abs(lie.compose_poses(a[0], b) - a[0] @ b))) <= 1e-15 * 8
