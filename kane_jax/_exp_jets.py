@@ -14,7 +14,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._jets import PoseJet, cross, materialize
+from ._jets import PoseJet, compose, cross, materialize
 from ._types import Array, Config
 from .lie import rotvec_coefficients, se3_exp, se3_right_jacobian
 
@@ -25,14 +25,16 @@ def _se3_curvature(vel: Array, dvel: Array) -> Array:
 
 
 def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, qd: Config | None, *,
-                              curvature=_se3_curvature, buffer: bool = False):
+                              curvature=_se3_curvature, buffer: bool = False, dd_omega: Array | None = None):
     """The smooth coefficients ``c = coefficients(Ω)`` (a tuple of ``(…,)`` arrays), the generators
     ``gen_k = rate(c, Ω, ∂_k Ω)`` and the curvature ``curvature(V, V̇)`` of the body velocity
     ``V = rate(c, Ω, Ω̇)`` along ``Ω̇ = Σ_k ∂_k Ω q̇_k`` (zero for ``qd=None``).
 
     The coefficients' series are evaluated once, with their tangent along ``Ω̇`` when ``qd`` is given,
-    and ``rate`` is a polynomial in them: one forward-mode pass (``Ω̈ = 0``) through it gives ``V̇``.
-    ``buffer``: compute ``V, V̇`` once into a buffer of their own (:func:`~kane_jax._jets.materialize`).
+    and ``rate`` is a polynomial in them: one forward-mode pass through it gives ``V̇`` for ``Ω̈ = 0``;
+    ``dd_omega`` (``Ω̈`` along ``q + t q̇``, for twists not affine in ``q``) adds ``rate(c, Ω, Ω̈)``
+    (``rate`` is linear in its last argument). ``buffer``: compute ``V, V̇`` once into a buffer of
+    their own (:func:`~kane_jax._jets.materialize`).
     """
     if qd is None:
         coef, d_coef = coefficients(omega), None
@@ -43,6 +45,8 @@ def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, 
     if qd is None:
         return coef, gen, jnp.zeros(omega.shape, omega.dtype)
     vel, dvel = jax.jvp(lambda c, o: rate(c, o, odot), (coef, omega), (d_coef, odot))
+    if dd_omega is not None:
+        dvel = dvel + rate(coef, omega, dd_omega)
     if buffer:
         both = materialize(jnp.concatenate([vel, dvel], axis=-1))
         vel, dvel = both[..., :6], both[..., 6:]
@@ -50,16 +54,18 @@ def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, 
 
 
 @jax.jit
-def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
-    """Closed-form jet of ``exp(Ω(q))`` for a twist ``Ω`` affine in ``q`` (batched over leading axes).
+def exp_jet(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | None = None) -> PoseJet:
+    """Closed-form jet of ``exp(Ω(q))`` for a twist ``Ω`` of ``q`` (batched over leading axes).
 
     ``gen_k = T(Ω) ∂_k Ω`` with ``T`` the right Jacobian (:func:`~kane_jax.lie.se3_right_jacobian`);
-    since ``Ω̈ = 0`` along ``q + t q̇``, the body acceleration is ``V̇ = d/dt [T(Ω) Ω̇]`` with
-    ``Ω̇ = Σ_k ∂_k Ω q̇_k`` (one forward-mode pass through the closed-form ``T``), and the curvature is
-    ``(ω̇, ν̇ + ω × ν)`` with ``V = (ω, ν)`` (``t' = R ν`` gives ``Rᵀ t'' = ν̇ + ω × ν``).
+    the body acceleration along ``q + t q̇`` is ``V̇ = d/dt [T(Ω)] Ω̇ + T(Ω) Ω̈`` with
+    ``Ω̇ = Σ_k ∂_k Ω q̇_k`` (one forward-mode pass through the closed-form ``T``; ``Ω̈ = 0`` for ``Ω``
+    affine in ``q``), and the curvature is ``(ω̇, ν̇ + ω × ν)`` with ``V = (ω, ν)`` (``t' = R ν``
+    gives ``Rᵀ t'' = ν̇ + ω × ν``).
 
     Arguments:
         omega: ``(…, 6)`` twist. d_omega: ``(…, n, 6)`` its derivatives. qd: ``(n,)`` or None.
+        dd_omega: ``(…, 6)`` second derivative ``Ω̈`` along ``q + t q̇`` (None: ``Ω`` affine in ``q``).
 
     Returns:
         The :class:`~kane_jax._jets.PoseJet` of ``exp(Ω)``: rotation ``(…, 3, 3)``, translation
@@ -67,8 +73,57 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     """
     g = materialize(se3_exp(omega))
     _, gen, curv = _generators_and_curvature(lambda _, o, e: se3_right_jacobian(o, e), lambda o: (), omega,
-                                             d_omega, qd, buffer=True)
+                                             d_omega, qd, buffer=True, dd_omega=dd_omega)
     return PoseJet(g[..., :3, :3], g[..., :3, 3], gen, curv)
+
+
+def _compose_shared(a: PoseJet, b: PoseJet, qd: Config | None) -> PoseJet:
+    """Jet of ``X_a(q) X_b(q)`` (both factors of the same coordinates): the Leibniz rule of
+    :func:`~kane_jax._jets.compose` along the one motion ``q + t q̇``, the two rows of each
+    coordinate added (``gen = Ad(X_b⁻¹) gen_a + gen_b``)."""
+    jet = compose(a, qd, b, qd)
+    n = a.gen.shape[-2]
+    return jet._replace(gen=jet.gen[:n] + jet.gen[n:])
+
+
+@jax.jit
+def product_jets(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | None) -> tuple[PoseJet, PoseJet]:
+    """Closed-form jets of a product of exponentials ``X_h = exp(Ω₀) exp(Ω₁) ⋯ exp(Ω_K)`` (a Magnus
+    integration of a rod's backbone over ``K + 1`` steps, all twists functions of the same ``q``)
+    and of the frames at the ``K`` inner nodes seen from ``X_h``:
+    ``S_k = X_h⁻¹ exp(Ω₀) ⋯ exp(Ω_{k−1}) = exp(−Ω_K) ⋯ exp(−Ω_k)``, ``k = 1 … K``.
+
+    One batched :func:`exp_jet` of the ``2 (K + 1)`` factors ``exp(±Ω_j)``, then the Leibniz rule
+    along the product (two ``lax.scan``s: the program does not grow with ``K``).
+
+    Arguments:
+        omega: ``(K + 1, 6)`` step twists. d_omega: ``(K + 1, n, 6)`` their derivatives.
+        qd: ``(n,)`` or None. dd_omega: ``(K + 1, 6)`` their second derivatives along ``q + t q̇``
+            (None with ``qd`` None, or for twists affine in ``q``).
+
+    Returns:
+        ``(X_h's jet, the sections' jets)``: generators ``(n, 6)`` and ``(K, n, 6)`` in body form, as
+        :func:`~kane_jax.bodies._moments.distal_section_jets` gives them.
+    """
+    dd = None if dd_omega is None else jnp.concatenate([dd_omega, -dd_omega])
+    jets = exp_jet(jnp.concatenate([omega, -omega]), jnp.concatenate([d_omega, -d_omega]), qd, dd)
+    k1 = omega.shape[0]
+    fwd = jax.tree.map(lambda x: x[:k1], jets)
+    bwd = jax.tree.map(lambda x: x[k1:], jets)
+
+    def forward(acc, factor):
+        return _compose_shared(acc, factor, qd), None
+
+    def backward(acc, factor):
+        acc = _compose_shared(acc, factor, qd)
+        return acc, acc
+
+    first = jax.tree.map(lambda x: x[0], fwd)
+    tip, _ = jax.lax.scan(forward, first, jax.tree.map(lambda x: x[1:], fwd))
+    last = jax.tree.map(lambda x: x[-1], bwd)  # S_K = exp(−Ω_K)
+    _, inner = jax.lax.scan(backward, last, jax.tree.map(lambda x: x[1:-1], bwd), reverse=True)  # S_{K−1} … S_1
+    sections = jax.tree.map(lambda a, b: jnp.concatenate([a, b[None]]), inner, last)
+    return tip, sections
 
 
 def _planar_coefficients(omega: Array) -> tuple[Array, Array, Array]:

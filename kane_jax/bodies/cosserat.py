@@ -28,10 +28,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
+from .._exp_jets import product_jets
 from .._jets import PoseJet, contract
 from .._types import Array, Config, Float, Mat3, Pose, Vec3, Vec6
 from ..lie import compose_poses, se3_bracket, se3_exp
-from ._moments import distal_section_jets
 from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_properties: public here too)
     _C1,
     _C2,
@@ -239,13 +239,17 @@ class CosseratGVS(AbstractRod):
         """Strain ``ξ(σ) = Φ(σ) q + ξ*`` per unit rest length."""
         return contract("ij,j->i", self.phi(sigma), q) + self.rest_strain
 
-    def _step(self, q: Config, a: Array, b: Array) -> Pose:
-        """4th-order Magnus (Zanna) step of ``g' = g ξ̂`` from σ = a to σ = b."""
+    def _twist(self, q: Config, a: Array, b: Array) -> Vec6:
+        """Twist ``Ω`` of the 4th-order Magnus (Zanna) step of ``g' = g ξ̂`` from σ = a to σ = b
+        (``g(b) = g(a) exp(Ω)``; quadratic in ``q``)."""
         h = b - a
         x1 = self.length * self.strain(q, a + _C1 * h)
         x2 = self.length * self.strain(q, a + _C2 * h)
-        omega = 0.5 * h * (x1 + x2) + (np.sqrt(3) / 12) * h**2 * se3_bracket(x1, x2)
-        return se3_exp(omega)
+        return 0.5 * h * (x1 + x2) + (np.sqrt(3) / 12) * h**2 * se3_bracket(x1, x2)
+
+    def _step(self, q: Config, a: Array, b: Array) -> Pose:
+        """4th-order Magnus (Zanna) step of ``g' = g ξ̂`` from σ = a to σ = b."""
+        return se3_exp(self._twist(q, a, b))
 
     def _grid_poses(self, q: Config) -> Float[Array, "K1 4 4"]:
         """Poses at ``σ₀ = 0, σ₁, …, σ_K`` by a cumulative product of Magnus steps."""
@@ -277,4 +281,16 @@ class CosseratGVS(AbstractRod):
         return poses[1:, :3, :3], poses[1:, :3, 3], tip
 
     def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, PoseJet]:
-        return distal_section_jets(self.frames_and_tip, q, qd)
+        # closed form: the product of the Magnus steps' exponentials (its last factor the step from
+        # σ_K to the tip) and the jets of each factor, with the steps' twists quadratic in q
+        # (``distal_section_jets(self.frames_and_tip, q, qd)``, autodiff through the product, is the
+        # tests' oracle)
+        grid = jnp.asarray(self.grid + (1.0,), dtype=q.dtype)
+
+        def twists(x):
+            return jax.vmap(lambda a, b: self._twist(x, a, b))(grid[:-1], grid[1:])
+
+        omega = twists(q)
+        d_omega = jnp.moveaxis(jax.jacfwd(twists)(q), -1, -2)  # (K + 1, n, 6)
+        dd_omega = None if qd is None else jax.jvp(lambda x: jax.jvp(twists, (x,), (qd,))[1], (q,), (qd,))[1]
+        return product_jets(omega, d_omega, qd, dd_omega)

@@ -1,9 +1,11 @@
-"""Closed-form jets of constant-strain rods (``AbstractExponentialRod``) against the autodiff path.
+"""Closed-form jets of constant-strain rods (``AbstractExponentialRod``) and of GVS rods (products of
+Magnus steps, ``_exp_jets.product_jets``) against the autodiff path.
 
 Reference: :func:`kane_jax.bodies._moments.distal_section_jets` differentiates the rod's frames by
 forward-mode autodiff (the slow, obvious path). The closed form uses the SE(3) right Jacobian and
 must give the same pose, generators and curvature (DESIGN §3.1) at the straight configuration, next
-to it and at a generic one, with second derivatives finite at q = 0.
+to it and at a generic one, with second derivatives finite at q = 0 (GVS: ``test_cosserat.py``'s
+smoothness check of the whole dynamics).
 """
 
 import functools
@@ -29,6 +31,14 @@ RODS = {
     "pcs_bend_stretch": lambda: kj.CosseratPCS(length=0.15, radius=0.01, strains=("bend_y", "bend_z", "stretch")),
     "godage": lambda: kj.GodageSection(length=0.2, radius=0.02),
 }
+# GVS: twists quadratic in q (the Magnus commutator), a full basis and per-strain bases with a rest strain
+GVS_RODS = {
+    "gvs_gaussian_curvature": lambda: kj.CosseratGVS(length=0.3, radius=0.02, order=4,
+                                                     basis=kj.PiecewiseGaussianCurvature(0.3)),
+    "gvs_legendre_rest_strain": lambda: kj.CosseratGVS(
+        length=0.3, radius=0.02, order=3, basis=kj.LegendreBasis(2), strains=("bend_y", "bend_z", "twist", "stretch"),
+        rest_strain=jnp.array([0.1, 0.2, -0.3, 1.0, 0.05, 0.0])),
+}
 
 
 @eqx.filter_jit  # one program per rod type, shared by the three states (eagerly: one dispatch per operation)
@@ -36,10 +46,10 @@ def _closed_and_oracle(rod, q, qd):
     return jax.tree.leaves(rod.element_jets(q, qd)), jax.tree.leaves(distal_section_jets(rod.frames_and_tip, q, qd))
 
 
-@pytest.mark.parametrize("name", sorted(RODS))
+@pytest.mark.parametrize("name", sorted(RODS) + sorted(GVS_RODS))
 @pytest.mark.parametrize("where", ["straight", "near_straight", "generic"])
 def test_closed_form_jets_match_autodiff(name, where):
-    rod = RODS[name]()
+    rod = {**RODS, **GVS_RODS}[name]()
     rng = np.random.default_rng(7)
     q = {"straight": jnp.zeros(rod.nq), "near_straight": jnp.full(rod.nq, 1e-9),
          "generic": jnp.asarray(0.3 * rng.normal(size=rod.nq))}[where]
