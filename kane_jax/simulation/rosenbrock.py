@@ -20,13 +20,14 @@ stage systems ``(I/(hγ) − J) x = r`` then reduce to one ``nq × nq`` matrix p
 
     (M + hγ D + (hγ)² K) x_v = hγ (M r_v − hγ K r_q),   x_q = hγ (r_q + x_v),
 
-solved by LU (lineax) at each stage. Because the Jacobian is approximate, the
-method is a W-method (order conditions hold for any matrix in place of ``J``): ROS34PW2 of Rang &
-Angermann (2005), 4 stages, order 3 with an embedded order-2 estimate, L-stable and stiffly
-accurate. Dense output is the cubic Hermite interpolant of ``y`` and ``f(y)`` at both ends of a step.
+solved with one LU factorization (partial pivoting, element-wise code: ``_small_lu``) per step.
+Because the Jacobian is approximate, the method is a W-method (order conditions hold for any
+matrix in place of ``J``): ROS34PW2 of Rang & Angermann (2005), 4 stages, order 3 with an
+embedded order-2 estimate, L-stable and stiffly accurate. Dense output is the cubic Hermite
+interpolant of ``y`` and ``f(y)`` at both ends of a step.
 The evaluation at the new point also yields ``f`` and ``M`` there, which the next step reuses
 (first-same-as-last), and ``K``, ``D`` are recomputed every ``refresh`` steps, so a step costs four
-forward-dynamics evaluations, small ``nq × nq`` LUs and a share of one Jacobian of the local forces.
+forward-dynamics evaluations, one small ``nq × nq`` LU and a share of one Jacobian of the local forces.
 All evaluations run in one ``lax.scan`` over the stage points, so the forward dynamics is traced
 and compiled once (paper ``000_…`` Sim. 1: 29 s of compilation against ≈ 210 s for Kvaerno5).
 
@@ -42,12 +43,13 @@ import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import lineax as lx
 import numpy as np
 
+from .._jets import contract, sum_small
 from ..algorithms._recursion import dynamics_terms, solve_mass, tip_wrench
 from ..algorithms._terms import internal_force_derivatives
 from ..algorithms.actuation import generalized_input
+from . import _small_lu as small_lu
 
 
 def _tableau() -> dict[str, np.ndarray]:
@@ -112,14 +114,25 @@ def _evaluate(args, t, y):
     return (qd, solve_mass(mass, force - bias)), mass
 
 
-def _w_solve(mass, stiffness, damping, hg, r):
-    """``(I/(hγ) − J) x = r`` for ``J = [[0, I], [−M⁻¹K, −M⁻¹D]]``, by one ``nq × nq`` LU (lineax):
-    ``(M + hγ D + (hγ)² K) x_v = hγ (M r_v − hγ K r_q)``, ``x_q = hγ (r_q + x_v)``."""
+def _w_factor(mass, stiffness, damping, hg):
+    """LU factors (partial pivoting) of ``W = M + hγ D + (hγ)² K``, once per step: element-wise code
+    (``_small_lu``) up to ``UNROLLED_LU`` coordinates, no LAPACK call, so XLA:CPU can compile the
+    whole solve loop into one kernel."""
+    return small_lu.factor(mass + hg * damping + hg * hg * stiffness)
+
+
+def _w_solve(factors, mass, stiffness, hg, r):
+    """``(I/(hγ) − J) x = r`` for ``J = [[0, I], [−M⁻¹K, −M⁻¹D]]``:
+    ``(M + hγ D + (hγ)² K) x_v = hγ (M r_v − hγ K r_q)``, ``x_q = hγ (r_q + x_v)`` (products without dots)."""
     rq, rv = r
-    operator = lx.MatrixLinearOperator(mass + hg * damping + hg * hg * stiffness)
-    rhs = hg * (mass @ rv - hg * (stiffness @ rq))
-    xv = lx.linear_solve(operator, rhs, solver=lx.LU(), throw=False).value
+    rhs = hg * (contract("ij,j->i", mass, rv) - hg * contract("ij,j->i", stiffness, rq))
+    xv = small_lu.solve_factored(*factors, rhs)
     return hg * (rq + xv), xv
+
+
+def _combine(weights, us):
+    """``Σ_j w_j u_j`` over the stage axis (``jnp.tensordot(w, u, 1)`` without a dot kernel)."""
+    return sum_small(weights.reshape(weights.shape + (1,) * (us.ndim - 1)) * us, 0)
 
 
 class Ros34PW2(diffrax.AbstractAdaptiveSolver):
@@ -179,22 +192,25 @@ class Ros34PW2(diffrax.AbstractAdaptiveSolver):
         times = t0 + h * jnp.concatenate([jnp.asarray(TABLEAU["times"], dtype), jnp.ones((1,), dtype)])
 
         def stage(carry, xs):
-            us, mass0, _ = carry
+            us, mass0, factors, _ = carry
             i, row, c_row, t = xs
-            point = jax.tree.map(lambda y, u: y + jnp.tensordot(row, u, axes=1), y0, us)
+            point = jax.tree.map(lambda y, u: y + _combine(row, u), y0, us)
             f, mass = jax.lax.cond((i == 0) & reuse, lambda: (old.f, old.mass), lambda: _evaluate(args, t, point))
             mass0 = jnp.where(i == 0, mass, mass0)
-            r = jax.tree.map(lambda fi, u: fi + jnp.tensordot(c_row, u, axes=1), f, us)
-            x = _w_solve(mass0, stiffness, damping, hg, r)
+            # W's factors once per step, at the first point (M there); the later stages reuse them
+            factors = jax.lax.cond(i == 0, lambda: _w_factor(mass0, stiffness, damping, hg), lambda: factors)
+            r = jax.tree.map(lambda fi, u: fi + _combine(c_row, u), f, us)
+            x = _w_solve(factors, mass0, stiffness, hg, r)
             us = jax.tree.map(lambda u, xi: u.at[jnp.minimum(i, 3)].set(jnp.where(i < 4, xi, u[3])), us, x)
-            return (us, mass0, (f, mass)), f
+            return (us, mass0, factors, (f, mass)), f
 
         stages = jax.tree.map(lambda x: jnp.zeros((4,) + x.shape, dtype), y0)
-        init = (stages, old.mass, (old.f, old.mass))
-        (stages, _, (f1, mass1)), fs = jax.lax.scan(stage, init, (jnp.arange(5), rows, c_rows, times))
+        no_factors = jax.eval_shape(_w_factor, old.mass, stiffness, damping, hg)
+        init = (stages, old.mass, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), no_factors), (old.f, old.mass))
+        (stages, _, _, (f1, mass1)), fs = jax.lax.scan(stage, init, (jnp.arange(5), rows, c_rows, times))
         f0 = jax.tree.map(lambda x: x[0], fs)
-        y1 = jax.tree.map(lambda y, u: y + jnp.tensordot(m, u, axes=1), y0, stages)
-        y_error = jax.tree.map(lambda u: jnp.tensordot(m - m_hat, u, axes=1), stages)
+        y1 = jax.tree.map(lambda y, u: y + _combine(m, u), y0, stages)
+        y_error = jax.tree.map(lambda u: _combine(m - m_hat, u), stages)
         dense_info = {"y0": y0, "y1": y1, "k": jax.tree.map(lambda a0, a1: h * jnp.stack([a0, a1]), f0, f1)}
         age = jnp.where(refresh, 1, old.age + 1)
         new = _State(f1, mass1, stiffness, damping, age, jnp.asarray(True))

@@ -27,10 +27,10 @@ Q0 = jnp.array([0.8, 0.5, 0.002, -0.4, 0.0])
 ZERO = jnp.zeros(5)
 
 
-def test_structured_stage_solve_matches_dense_solve():
+@pytest.mark.parametrize("n", [4, 40])  # the element-wise LU and LAPACK's (above UNROLLED_LU)
+def test_structured_stage_solve_matches_dense_solve(n):
     # reference: jnp.linalg.solve of (I/(hγ) − J) with J = [[0, I], [−M⁻¹K, −M⁻¹D]] built densely
     rng = np.random.default_rng(0)
-    n = 4
     a = rng.normal(size=(n, n))
     mass = a @ a.T + n * np.eye(n)
     stiffness, damping = rng.normal(size=(n, n)) * 50, rng.normal(size=(n, n)) * 3  # not symmetric: LU
@@ -39,8 +39,9 @@ def test_structured_stage_solve_matches_dense_solve():
     minv = np.linalg.inv(mass)
     jac = np.block([[np.zeros((n, n)), np.eye(n)], [-minv @ stiffness, -minv @ damping]])
     dense = np.linalg.solve(np.eye(2 * n) / hg - jac, np.concatenate([rq, rv]))
-    xq, xv = rosenbrock._w_solve(jnp.asarray(mass), jnp.asarray(stiffness), jnp.asarray(damping), hg,
-                                 (jnp.asarray(rq), jnp.asarray(rv)))
+    mass, stiffness, damping = jnp.asarray(mass), jnp.asarray(stiffness), jnp.asarray(damping)
+    factors = rosenbrock._w_factor(mass, stiffness, damping, hg)
+    xq, xv = rosenbrock._w_solve(factors, mass, stiffness, hg, (jnp.asarray(rq), jnp.asarray(rv)))
     np.testing.assert_allclose(np.concatenate([xq, xv]), dense, rtol=1e-12, atol=1e-12)
 
 
