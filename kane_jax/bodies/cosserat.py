@@ -153,7 +153,9 @@ class CosseratGVS(AbstractRod):
     The poses ``g(σ)`` at the Gauss nodes of the arc (and at the tip) are a cumulative product of
     4th-order Magnus steps between consecutive nodes (``0 = σ₀ < σ₁ < … < σ_K < 1``); the pose
     at any other ``σ`` adds one Magnus step from the last node below it. With a constant basis
-    the rod equals :class:`CosseratPCS` exactly.
+    the rod equals :class:`CosseratPCS` exactly. The jets of those poses (generators, curvature) are
+    in closed form: :func:`~kane_jax._exp_jets.product_jets` of the steps' twists, which are
+    quadratic in ``q`` (the commutator term).
 
     Rest configuration ``q = 0``: strain ``ξ*`` (default straight and unstretched along +x).
     Material coordinates ``s = (σ, y, z)`` as in :class:`CosseratPCS`; the distal frame is the
