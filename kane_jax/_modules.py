@@ -199,7 +199,10 @@ def chain_block_diagonal(chain, blocks: Float[Array, "N n_max n_max"]) -> Float[
     the block-diagonal ``(nq, nq)`` chain matrix."""
     lay = chain.layout
     n, k = lay.n_modules, lay.n_max
-    full = jnp.einsum("ij,iab->iajb", jnp.eye(n, dtype=blocks.dtype), blocks).reshape(n * k, n * k)
+    # out[i, a, j, b] = δ_ij blocks[i, a, b] by a select, not an einsum: that is a dot, which keeps XLA:CPU
+    # from compiling a solver loop into one kernel (the stiff solver's K and D are built inside its loop)
+    same = jnp.arange(n)[:, None, None, None] == jnp.arange(n)[None, None, :, None]
+    full = jnp.where(same, blocks[:, :, None, :], 0).astype(blocks.dtype).reshape(n * k, n * k)
     if all(m == k for m in lay.module_nq):
         return full
     index = jnp.asarray(lay.flat_index())

@@ -162,3 +162,17 @@ def test_feedback_laws_are_told_from_open_loop_inputs():
 def test_bad_refresh_raises():
     with pytest.raises(ValueError, match="refresh"):
         rosenbrock.Ros34PW2(refresh=0)
+
+
+@pytest.mark.parametrize("chain", [stiff_arm(), kj.Chain([(kj.Fixed(), kj.PlanarConstantCurvature(0.2, 0.02))] * 3)],
+                         ids=["unequal_modules", "three_equal_modules"])
+def test_block_diagonal_assembly_matches_scipy(chain):
+    # the stiff solver's K and D from per-module blocks: a select, not an einsum (no dot in its loop)
+    import scipy.linalg
+
+    from kane_jax._modules import chain_block_diagonal
+
+    lay = chain.layout
+    blocks = np.random.default_rng(1).normal(size=(lay.n_modules, lay.n_max, lay.n_max))
+    expected = scipy.linalg.block_diag(*[b[:m, :m] for b, m in zip(blocks, lay.module_nq)])
+    np.testing.assert_array_equal(chain_block_diagonal(chain, jnp.asarray(blocks)), expected)
