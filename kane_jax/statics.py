@@ -91,7 +91,7 @@ def static_residual(chain: Chain, q: Config, u: Array, *, gravity: Vec3 | None =
 def _residual(chain: Chain, q: Config, u: Array, gravity, tip_force, tip_torque) -> Config:
     """Kernel of :func:`static_residual` (no validation)."""
     tip = tip_wrench(tip_force, tip_torque, q.dtype)
-    return (inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), None, gravity=gravity, tip=tip)
+    return (inverse_dynamics_kernel(chain, q, None, None, gravity=gravity, tip=tip)
             - generalized_input(chain, q, u.astype(q.dtype)))
 
 
@@ -188,7 +188,7 @@ def holding_input(chain: Chain, q, *, gravity: Vec3 | None = None, tip_force: Ve
 @entry_jit  # one program: eagerly, the ID and the jacfwd of the work coordinates ran operation by operation
 def _holding_input(chain: Chain, q, gravity, tip_force, tip_torque) -> tuple[Array, Config]:
     q = chain.check_state(q, "q")
-    tau = inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), None, gravity=check_gravity(chain, gravity),
+    tau = inverse_dynamics_kernel(chain, q, None, None, gravity=check_gravity(chain, gravity),
                                   tip=tip_wrench(tip_force, tip_torque, q.dtype))
     if chain.nu == 0:
         return tau, jnp.zeros_like(tau)

@@ -85,3 +85,21 @@ def test_bad_inputs(arm):
         equilibrium(arm, U, jnp.zeros(3))
     with pytest.raises(ValueError, match="max_steps"):
         equilibrium(arm, U, jnp.zeros(4), max_steps=0)
+
+
+@pytest.mark.parametrize("which", ["hybrid_arm_with_damping", "mixed_rigid_soft_generic"])
+def test_static_forces_are_the_id_at_rest_velocity(which, arm):
+    # the statics' kernel traces no velocity terms (qd=None: configuration-only jets, internal forces at
+    # q̇ = 0); reference: the public ID with q̇ = q̈ = 0 (damped joints and Kelvin–Voigt bodies included)
+    import zlib
+
+    from helpers import derivative_matrix as dm
+
+    from kane_jax.algorithms._recursion import inverse_dynamics_kernel
+
+    rng = np.random.default_rng(zlib.crc32(which.encode()))
+    chain = arm if which.startswith("hybrid") else dm.make_chain("mixed", "mixed", 4, rng)
+    q = jnp.asarray(rng.uniform(-0.4, 0.4, chain.nq))
+    static = jax.jit(lambda x: inverse_dynamics_kernel(chain, x, None, None))(q)
+    reference = kj.inverse_dynamics(chain, q, jnp.zeros_like(q), jnp.zeros_like(q))
+    np.testing.assert_allclose(static, reference, rtol=0, atol=1e-13 * float(jnp.max(jnp.abs(reference))))

@@ -176,10 +176,13 @@ def dynamics_terms(chain, q: Config, qd: Config, *, gravity: Vec3, tip: Wrench,
     return composite_mass_matrix(chain, terms), bias
 
 
-def inverse_dynamics_kernel(chain, q: Config, qd: Config, qdd: Config | None, *, gravity: Vec3 | None = None,
+def inverse_dynamics_kernel(chain, q: Config, qd: Config | None, qdd: Config | None, *, gravity: Vec3 | None = None,
                             tip: Wrench | None = None, internal: bool = True) -> Config:
-    """``ID(q, q̇, q̈)`` (``qdd=None``: ``q̈ = 0``) with the chain's gravity unless overridden."""
-    dtype = jnp.result_type(q, qd)
+    """``ID(q, q̇, q̈)`` (``qdd=None``: ``q̈ = 0``) with the chain's gravity unless overridden.
+
+    ``qd=None``: ``q̇ = 0`` without tracing the velocity terms (configuration-only jets), the static
+    generalized forces ``ID(q, 0, q̈)`` of the statics and equilibria."""
+    dtype = q.dtype if qd is None else jnp.result_type(q, qd)
     g = chain.gravity if gravity is None else gravity
     tip = tip_wrench(None, None, dtype) if tip is None else tip
     terms = chain_terms(chain, q, qd, internal=internal)

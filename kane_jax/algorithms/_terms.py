@@ -56,7 +56,9 @@ def _pad_moments(m: BodyMoments, front: int, total: int) -> BodyMoments:
 
 def module_terms(joint, body, q: Config, qd: Config | None, n_max: int, *, internal: bool = True,
                  own: bool = True) -> ModuleTerms:
-    """Local terms of one module for the state ``(q, q̇)`` of its coordinates (``qd=None``: configuration only).
+    """Local terms of one module for the state ``(q, q̇)`` of its coordinates (``qd=None``: configuration
+    only, for ``q̇ = 0``: no velocity or curvature terms are traced, and the internal forces are those at rest
+    velocity, the statics' elastic forces).
 
     Rigid bodies contribute closed-form moments and a constant distal frame; soft bodies their jets
     (:meth:`~kane_jax.bodies.AbstractBody.jets`). Fixed joints place the body's jet by a constant
@@ -91,9 +93,9 @@ def module_terms(joint, body, q: Config, qd: Config | None, n_max: int, *, inter
             qd_rows = pad_rows(qd, 0, n_max)
             vel_first = sum_small(mom.jac_first * qd_rows[:, None], 0)
             vel_outer = sum_small(mom.jac_second * qd_rows[:, None, None], 0)
-    if internal and qd is not None:
-        force = jnp.concatenate([joint.internal_force(qj, qdj), body.internal_force(qb, qdb)])
-        force = pad_rows(force, 0, n_max)
+    if internal:
+        vj, vb = (jnp.zeros_like(qj), jnp.zeros_like(qb)) if qd is None else (qdj, qdb)
+        force = pad_rows(jnp.concatenate([joint.internal_force(qj, vj), body.internal_force(qb, vb)]), 0, n_max)
     else:
         force = jnp.zeros((n_max,), dtype)
     return ModuleTerms(rel.rot, rel.trans, mtv(rel.rot, rel.trans), gen, vel, rel.curv, mom,

@@ -52,8 +52,8 @@ import numpy as np
 import optimistix as optx
 
 from ..actuation.tendon import Tendon
+from ..algorithms._recursion import inverse_dynamics_kernel
 from ..algorithms.actuation import work_coordinates
-from ..algorithms.inverse_dynamics import inverse_dynamics
 from ..algorithms.kinematics import forward_kinematics
 from ..bodies.lvp import LVPBody
 from ..bodies.lvp_primitives import Bend, Shear, Stretch, Twist
@@ -101,9 +101,9 @@ def tips(chain: Chain, q) -> jax.Array:
 
 def _static_residual(q, x_ref, chain: Chain):
     """``ID(q, 0, 0) − Σ_i J_iᵀ K (x_i* − x_i(q))`` (eq. 55 with a Cartesian regulator)."""
-    z = jnp.zeros_like(q)
     spring = jax.grad(lambda x: 0.5 * K_REGULATOR * jnp.sum((x_ref - tips(chain, x)) ** 2))(q)
-    return inverse_dynamics(chain, q, z, z) + spring
+    # the ID at q̇ = q̈ = 0 without tracing velocity terms (the ID kernel's qd=None: configuration-only jets)
+    return inverse_dynamics_kernel(chain, q, None, None) + spring
 
 
 @eqx.filter_jit
@@ -115,7 +115,7 @@ def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float
     """
     solver = optx.Newton(rtol=rtol, atol=rtol)
     zero = jnp.zeros(chain.nq)
-    rest = optx.root_find(lambda q, _: inverse_dynamics(chain, q, zero, zero), solver, zero, max_steps=50).value
+    rest = optx.root_find(lambda q, _: inverse_dynamics_kernel(chain, q, None, None), solver, zero, max_steps=50).value
     x0 = tips(chain, rest)
     phase = 2 * jnp.pi * jnp.arange(n_samples) / n_samples
     radii = jnp.asarray(CIRCLE_RADII)
