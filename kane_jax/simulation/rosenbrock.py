@@ -45,7 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._jets import contract, sum_small
+from .._jets import contract
 from ..algorithms._recursion import dynamics_terms, solve_mass, tip_wrench
 from ..algorithms._terms import internal_force_derivatives
 from ..algorithms.actuation import generalized_input
@@ -130,11 +130,6 @@ def _w_solve(factors, mass, stiffness, hg, r):
     return hg * (rq + xv), xv
 
 
-def _combine(weights, us):
-    """``Σ_j w_j u_j`` over the stage axis (``jnp.tensordot(w, u, 1)`` without a dot kernel)."""
-    return sum_small(weights.reshape(weights.shape + (1,) * (us.ndim - 1)) * us, 0)
-
-
 class Ros34PW2(diffrax.AbstractAdaptiveSolver):
     """ROS34PW2 Rosenbrock–W method with the chain's structured Jacobian (see the module docstring).
 
@@ -194,12 +189,12 @@ class Ros34PW2(diffrax.AbstractAdaptiveSolver):
         def stage(carry, xs):
             us, mass0, factors, _ = carry
             i, row, c_row, t = xs
-            point = jax.tree.map(lambda y, u: y + _combine(row, u), y0, us)
+            point = jax.tree.map(lambda y, u: y + contract("j,jn->n", row, u), y0, us)
             f, mass = jax.lax.cond((i == 0) & reuse, lambda: (old.f, old.mass), lambda: _evaluate(args, t, point))
             mass0 = jnp.where(i == 0, mass, mass0)
             # W's factors once per step, at the first point (M there); the later stages reuse them
             factors = jax.lax.cond(i == 0, lambda: _w_factor(mass0, stiffness, damping, hg), lambda: factors)
-            r = jax.tree.map(lambda fi, u: fi + _combine(c_row, u), f, us)
+            r = jax.tree.map(lambda fi, u: fi + contract("j,jn->n", c_row, u), f, us)
             x = _w_solve(factors, mass0, stiffness, hg, r)
             us = jax.tree.map(lambda u, xi: u.at[jnp.minimum(i, 3)].set(jnp.where(i < 4, xi, u[3])), us, x)
             return (us, mass0, factors, (f, mass)), f
@@ -209,8 +204,8 @@ class Ros34PW2(diffrax.AbstractAdaptiveSolver):
         init = (stages, old.mass, jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), no_factors), (old.f, old.mass))
         (stages, _, _, (f1, mass1)), fs = jax.lax.scan(stage, init, (jnp.arange(5), rows, c_rows, times))
         f0 = jax.tree.map(lambda x: x[0], fs)
-        y1 = jax.tree.map(lambda y, u: y + _combine(m, u), y0, stages)
-        y_error = jax.tree.map(lambda u: _combine(m - m_hat, u), stages)
+        y1 = jax.tree.map(lambda y, u: y + contract("j,jn->n", m, u), y0, stages)
+        y_error = jax.tree.map(lambda u: contract("j,jn->n", m - m_hat, u), stages)
         dense_info = {"y0": y0, "y1": y1, "k": jax.tree.map(lambda a0, a1: h * jnp.stack([a0, a1]), f0, f1)}
         age = jnp.where(refresh, 1, old.age + 1)
         new = _State(f1, mass1, stiffness, damping, age, jnp.asarray(True))
