@@ -32,7 +32,7 @@ def generalized_gravity(chain, q: Config) -> Config:
         ValueError: ``q`` of the wrong shape.
     """
     q = chain.check_state(q, "q")
-    return inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), None, internal=False)
+    return inverse_dynamics_kernel(chain, q, None, None, internal=False)  # at rest: no velocity terms
 
 
 @entry_jit

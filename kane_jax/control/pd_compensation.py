@@ -6,7 +6,6 @@ from collections.abc import Callable
 
 import equinox as eqx
 import jax
-import jax.numpy as jnp
 
 from .._types import Array, Config
 from ..algorithms._recursion import inverse_dynamics_kernel
@@ -60,8 +59,8 @@ class PDCompensation(eqx.Module):
         q_d, qd_d, _ = self.reference(t)
         q_d, qd_d = q_d.astype(q.dtype), qd_d.astype(q.dtype)
         q_bar = q if self.compensate == "current" else q_d
-        z = jnp.zeros_like(q)
-        static = inverse_dynamics_kernel(self.chain, q_bar, z, None)  # G + ∂U/∂q, one ID call
+        # G + ∂U/∂q, one ID call at rest (qd=None: configuration-only jets, no velocity terms traced)
+        static = inverse_dynamics_kernel(self.chain, q_bar, None, None)
         if self.chain.nu == 0:
             return self.kp * (q_d - q) + self.kd * (qd_d - qd) + static
         h = lambda x: work_coordinates(self.chain, x)
