@@ -44,8 +44,7 @@ def kinetic_energy(chain, q: Config, qd: Config) -> Float[Array, ""]:
     """
     q = chain.check_state(q, "q")
     qd = chain.check_state(qd, "qd")
-    m_qd = inverse_dynamics_kernel(chain, q, jnp.zeros_like(q), qd, gravity=jnp.zeros(3, dtype=q.dtype),
-                                   internal=False)
+    m_qd = inverse_dynamics_kernel(chain, q, None, qd, gravity=jnp.zeros(3, dtype=q.dtype), internal=False)
     return 0.5 * qd @ m_qd
 
 

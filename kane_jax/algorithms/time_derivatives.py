@@ -208,10 +208,10 @@ def _coriolis_matrix(chain, q: Config, qd: Config) -> Float[Array, "nq nq"]:
     qd = chain.check_state(qd, "qd")
     dtype = jnp.result_type(q, qd)
     q, qd = q.astype(dtype), qd.astype(dtype)
-    zero, g0 = jnp.zeros_like(q), jnp.zeros(3, dtype=dtype)
+    g0 = jnp.zeros(3, dtype=dtype)
 
-    def momentum(x):  # M(x) q̇
-        return inverse_dynamics_kernel(chain, x, zero, qd, gravity=g0, internal=False)
+    def momentum(x):  # M(x) q̇ = ID(x, 0, q̇) without gravity or internal forces (no velocity terms traced)
+        return inverse_dynamics_kernel(chain, x, None, qd, gravity=g0, internal=False)
 
     t = jax.jacfwd(momentum)(q)
     m_dot = jax.jvp(lambda x: mass_matrix_kernel(chain, x), (q,), (qd,))[1]
