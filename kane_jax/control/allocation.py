@@ -44,15 +44,29 @@ def allocate_tensions(
     Returns:
         ``u`` of shape ``(nu,)``. Jit- and vmap-compatible; differentiable in reverse mode (qpax's
         custom VJP on its relaxed KKT system: gradients are those of a smoothed problem, ≈ 1e-3
-        relative near active bounds). Under ``jax_numpy_rank_promotion="raise"`` take its
+        relative near active bounds). Float32 inputs are solved in float64 and the tensions returned
+        in float32 (so float64 must be enabled). Under ``jax_numpy_rank_promotion="raise"`` take its
         gradients inside ``jax.numpy_rank_promotion("allow")``: qpax's backward pass broadcasts.
 
     Raises:
-        ValueError: ``matrix`` not 2-D, ``force`` not of length ``matrix.shape[1]``, a bound of the
-            wrong size, ``maximum < minimum`` (concrete values), or a non-positive ``weight``.
+        ValueError: float32 inputs while float64 is disabled (``jax_enable_x64``); ``matrix`` not
+            2-D, ``force`` not of length ``matrix.shape[1]``, a bound of the wrong size,
+            ``maximum < minimum`` (concrete values), or a non-positive ``weight``.
     """
     a = jnp.asarray(matrix)
     tau = jnp.asarray(force, dtype=a.dtype)
+    out_dtype = jnp.result_type(a, tau)
+    if not jnp.issubdtype(out_dtype, jnp.floating):
+        out_dtype = jnp.result_type(float)
+    if jnp.finfo(out_dtype).bits < 64:
+        # the QP is scaled by 1/w ~ 1e8 (the residual first, the pretension in the null space): beyond
+        # single precision, where qpax's interior point returns NaN or tensions off by up to 14 %
+        # (measured, random 3-tendon problems). Solved in float64, returned in the caller's dtype.
+        if not jax.config.jax_enable_x64:
+            raise ValueError(f"matrix/force: allocate_tensions solves its QP in float64 (single precision is too "
+                             f"coarse for it), but got {out_dtype} with float64 disabled; enable it with "
+                             f"jax.config.update('jax_enable_x64', True)")
+        a, tau = a.astype(jnp.float64), tau.astype(jnp.float64)
     if a.ndim != 2:
         raise ValueError(f"matrix: expected a 2-D array (nu, n), got shape {a.shape}")
     nu, n = a.shape
@@ -93,4 +107,5 @@ def allocate_tensions(
     lin = -2.0 * (a @ tau / w + p)
     none = jnp.zeros((0, nu), dtype=a.dtype)
     with jax.numpy_rank_promotion("allow"):  # qpax broadcasts implicitly (a user may have set "raise")
-        return qpax.solve_qp_primal(quad, lin, none, jnp.zeros((0,), a.dtype), g, h, solver_tol=tol)
+        u = qpax.solve_qp_primal(quad, lin, none, jnp.zeros((0,), a.dtype), g, h, solver_tol=tol)
+    return u.astype(out_dtype)
