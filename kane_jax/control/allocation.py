@@ -55,9 +55,7 @@ def allocate_tensions(
     """
     a = jnp.asarray(matrix)
     tau = jnp.asarray(force, dtype=a.dtype)
-    out_dtype = jnp.result_type(a, tau)
-    if not jnp.issubdtype(out_dtype, jnp.floating):
-        out_dtype = jnp.result_type(float)
+    out_dtype = a.dtype if jnp.issubdtype(a.dtype, jnp.floating) else jnp.result_type(float)  # tau has a's dtype
     if jnp.finfo(out_dtype).bits < 64:
         # the QP is scaled by 1/w ~ 1e8 (the residual first, the pretension in the null space): beyond
         # single precision, where qpax's interior point returns NaN or tensions off by up to 14 %
