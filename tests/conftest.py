@@ -4,6 +4,27 @@ import os
 
 # the suite runs in parallel processes (pytest-xdist): on a GPU, none may take most of its memory
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+
+def _pin_worker_to_its_cores() -> None:
+    """Give each xdist worker its own share of the CPUs (inherited by the processes it starts).
+
+    Unpinned, the workers' processes migrate between the cores they share, and a process whose
+    XLA runtime hands work between threads pays for it: the trajectory-optimization notebook took
+    91-94 s beside one busy core instead of 30 s (kernel CPU time 88-92 s instead of 30 s), and
+    31.8 s when it and the busy process each had a core of their own (2026-11-26, 2-core VM). XLA
+    sizes its thread pools from the affinity mask, so a pinned worker also runs no idle pool
+    threads. Set before JAX creates its CPU client (the first computation)."""
+    worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if not (worker.startswith("gw") and count.isdigit() and hasattr(os, "sched_setaffinity")):
+        return
+    cpus, n = sorted(os.sched_getaffinity(0)), int(count)
+    if n < 2 or len(cpus) < n:
+        return
+    os.sched_setaffinity(0, set(cpus[int(worker[2:]) % n::n]))
+
+
+_pin_worker_to_its_cores()
 # the flags users are told to run with (kj.recommended_xla_flags; a flag the caller set wins): XLA:CPU's
 # classic fusion compiles this 3-vector code ≈ 40 % faster than the fusion emitters (measured: ID
 # Jacobian of a 2-module CC chain 60 s vs 95 s under load; tests are compile-bound), and small whole

@@ -52,7 +52,10 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_sharded_equals_unsharded_on_4_host_devices():
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
+    # the suite's XLA flags (conftest: classic fusion, no expensive LLVM passes) plus four host devices:
+    # the child compiles in 7.3 s instead of 13.6 s (2026-11-26, pinned)
+    flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+    env = dict(os.environ, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
     run = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
                          timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]
