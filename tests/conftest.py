@@ -12,9 +12,9 @@ def _pin_worker_to_its_cores() -> None:
     Unpinned, the workers' processes migrate between the cores they share, and a process whose
     XLA runtime hands work between threads pays for it: the trajectory-optimization notebook took
     91-94 s beside one busy core instead of 30 s (kernel CPU time 88-92 s instead of 30 s), and
-    31.8 s when it and the busy process each had a core of their own (2026-11-26, 2-core VM). XLA
-    sizes its thread pools from the affinity mask, so a pinned worker also runs no idle pool
-    threads. Set before JAX creates its CPU client (the first computation)."""
+    31.8 s when it and the busy process each had a core of their own (2026-11-26, 2-core VM; the
+    whole suite 713 s -> 621 s in consecutive runs). Set before JAX creates its CPU client (the
+    first computation)."""
     worker, count = os.environ.get("PYTEST_XDIST_WORKER", ""), os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
     if not (worker.startswith("gw") and count.isdigit() and hasattr(os, "sched_setaffinity")):
         return
