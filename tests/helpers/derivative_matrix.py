@@ -140,10 +140,8 @@ def derivative_programs(f, tau_of_q, *, hessian: bool):
 
 
 def derivatives(progs, q):
-    out = {}
-    out["fwd"], value = progs["fwd"](q)
-    out["rev"] = progs["rev"](q)
-    out["value"] = value
+    out = {"rev": progs["rev"](q)}
+    out["fwd"], out["value"] = progs["fwd"](q)
     out["fd"] = central_differences(lambda x: progs["fwd"](x)[1], q)
     if "hess" in progs:
         out["hess"], out["jac_id"] = progs["hess"](q)
