@@ -10,7 +10,9 @@ measured on the 7-DoF arm's inverse dynamics (161 µs per call, of which the com
 ≈ 30 µs). Here one ``jax.tree.flatten`` splits the leaves, the static ones and the tree definition
 key a dictionary of ``jax.jit`` functions of the array leaves alone, and ``jax.jit``'s C++ fast
 path does the rest; the chain (the first argument, an equinox module) is flattened once per object
-(``_flatten_module``).
+(``_flatten_module``), and an eager call passes its arrays packed into a few buffers of at most 512
+bytes, made once per chain object (``_pack``: JAX's dispatch costs ≈ 0.55 µs per array argument;
+the 7-DoF arm's 11 arrays become 6 buffers).
 
 Inside a user's ``jit`` the entry point stays a nested ``jit``, as ``filter_jit``'s would (repeated
 calls are traced once); under ``jvp``, ``vmap`` or ``grad`` it runs inline
@@ -24,12 +26,14 @@ own programs are untouched.
 from __future__ import annotations
 
 import functools
+import math
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
 import equinox as eqx
 import jax
+import numpy as np
 from jax._src import core as _jax_core
 from jax._src.interpreters import partial_eval as _jax_pe
 
@@ -143,8 +147,9 @@ def _flatten(tree: Any) -> _Flat:
 # array leaves are immutable JAX arrays (or arrays whose identity the call passes on), so a chain's
 # flattened form never changes; flattening it is most of a call's Python cost (7-DoF arm: 5 us of
 # the 15 us of Python around a 15 us program). Entries leave with their chain (weak reference);
-# at most _MODULE_CACHE_SIZE are kept.
-_modules: dict[int, tuple[weakref.ref, _Flat]] = {}
+# at most _MODULE_CACHE_SIZE are kept. An entry is [weak reference, flattened form, packed form
+# (see _pack; filled on the first eager call)].
+_modules: dict[int, list] = {}
 _MODULE_CACHE_SIZE = 64
 
 
@@ -154,22 +159,126 @@ def _forget(key: int, ref: weakref.ref) -> None:
         del _modules[key]
 
 
-def _flatten_module(module: eqx.Module) -> _Flat:
+def _module_entry(module: eqx.Module) -> tuple[_Flat, list | None]:
+    """The flattened chain and its cache entry (``None``: not cached, e.g. a chain built in a trace)."""
     key = id(module)
     entry = _modules.get(key)
     if entry is not None and entry[0]() is module:
-        return entry[1]
+        return entry[1], entry
     flat = _flatten(module)
     if any(isinstance(x, jax.core.Tracer) for x in flat.dynamic):  # a chain built inside a trace
-        return flat
+        return flat, None
     try:
         ref = weakref.ref(module, functools.partial(_forget, key))
     except TypeError:  # not weakly referenceable: not cached
-        return flat
+        return flat, None
     if len(_modules) >= _MODULE_CACHE_SIZE:
         del _modules[next(iter(_modules))]
-    _modules[key] = (ref, flat)
-    return flat
+    entry = _modules[key] = [ref, flat, None]
+    return flat, entry
+
+
+def _flatten_module(module: eqx.Module) -> _Flat:
+    return _module_entry(module)[0]
+
+
+# Packing the chain's arrays: JAX's dispatch costs ≈ 0.55 µs per array argument (a jitted function
+# of k (7, 3) arrays, 2026-11-26, pinned: 4.4 / 9.7 / 14.3 µs per call for k = 1 / 11 / 20), and a
+# 7-DoF arm's chain has 11. An eager call therefore passes the chain's arrays packed into a few
+# flat buffers, made once per chain object and kept with it, and the program slices them apart.
+# Buffers stay ≤ _PACK_BYTES so that a program whose buffers were all small keeps running on the
+# calling thread (docs/architecture.md, "Small buffers"); arrays above that share one buffer.
+# Weakly typed arrays (their dtype follows the other operand) and arrays that are not on one
+# device are passed as they are.
+_PACK_BYTES = 512
+
+
+class _Packed(NamedTuple):
+    """A chain's array leaves as the program's arguments."""
+
+    token: Any  # equal for equal plans
+    plan: tuple  # per buffer: ((leaf index, shape), ...); a one-leaf buffer is the leaf itself
+    buffers: list  # the arguments
+
+
+_plans: dict[tuple, int] = {}
+
+
+def _packable(x: Any) -> Any:
+    """The device of a leaf that may share a buffer, or None."""
+    if not isinstance(x, jax.Array) or isinstance(x, jax.core.Tracer) or x.weak_type:
+        return None
+    try:
+        devices = x.sharding.device_set
+    except Exception:  # noqa: BLE001 -- an array type without a sharding: passed as it is
+        return None
+    return next(iter(devices)) if len(devices) == 1 and x.is_fully_addressable else None
+
+
+def _pack_plan(leaves: list) -> tuple:
+    """Which leaves share a buffer: per dtype and device, first-fit decreasing into ≤ _PACK_BYTES."""
+    groups: dict[tuple, list[int]] = {}
+    plan: list[tuple] = []
+    for i, x in enumerate(leaves):
+        device = _packable(x)
+        if device is None:
+            plan.append(((i, tuple(x.shape)),))
+        else:
+            groups.setdefault((x.dtype, device), []).append(i)
+    for members in groups.values():
+        small = sorted((i for i in members if leaves[i].nbytes <= _PACK_BYTES), key=lambda i: -leaves[i].nbytes)
+        bins: list[list] = []
+        for i in small:
+            for b in bins:
+                if b[0] + leaves[i].nbytes <= _PACK_BYTES:
+                    b[0] += leaves[i].nbytes
+                    b[1].append(i)
+                    break
+            else:
+                bins.append([leaves[i].nbytes, [i]])
+        large = [i for i in members if leaves[i].nbytes > _PACK_BYTES]
+        for group in [b[1] for b in bins] + ([large] if large else []):
+            plan.append(tuple((i, tuple(leaves[i].shape)) for i in group))
+    return tuple(plan)
+
+
+def _default_device() -> Any:
+    default = jax.config.jax_default_device
+    if default is None or isinstance(default, str):
+        return jax.local_devices(backend=default)[0]
+    return default
+
+
+def _put(buffer: np.ndarray, device: Any) -> jax.Array:
+    """``buffer`` on ``device``: uncommitted on the default device (as arrays made there are, so that
+    it follows the other arguments), committed elsewhere (as the leaves it holds must have been)."""
+    return jax.device_put(buffer) if device == _default_device() else jax.device_put(buffer, device)
+
+
+def _pack(leaves: list) -> _Packed:
+    """``leaves`` as few buffers (see _PACK_BYTES), joined on the host and put on their device (no
+    program to compile; once per chain object)."""
+    plan = _pack_plan(leaves)
+    token = _plans.setdefault(plan, len(_plans))
+    buffers = [leaves[slot[0][0]] if len(slot) == 1 else
+               _put(np.concatenate([np.asarray(leaves[i]).ravel() for i, _ in slot]), _packable(leaves[slot[0][0]]))
+               for slot in plan]
+    return _Packed(token, plan, buffers)
+
+
+def _unpack(plan: tuple, buffers: list) -> list:
+    """The leaves, in their order, from the buffers of ``plan`` (inside the program: static slices)."""
+    leaves: list = [None] * sum(len(slot) for slot in plan)
+    for slot, buf in zip(plan, buffers):
+        if len(slot) == 1:
+            leaves[slot[0][0]] = buf
+            continue
+        start = 0
+        for i, shape in slot:
+            size = math.prod(shape)
+            leaves[i] = jax.lax.slice(buf, (start,), (start + size,)).reshape(shape)
+            start += size
+    return leaves
 
 
 def _unflatten(flat: _Flat, dynamic: list) -> Any:
@@ -198,9 +307,19 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
+        eager = _eager()
+        if eager and args and not kwargs:  # the common call, a chain seen before: straight to its program
+            entry = _modules.get(id(args[0]))
+            if entry is not None and entry[2] is not None and entry[0]() is args[0]:
+                kinds = tuple([None if x is None else _is_array(x) for x in args[1:]])
+                if False not in kinds:
+                    jitted = compiled.get((entry[1].token, entry[2].token, kinds, sequential))
+                    if jitted is not None:
+                        return jitted(entry[2].buffers, [x for x in args[1:] if x is not None])
         try:
+            entry = None
             if args and _is_module(args[0]):  # the chain: flattened once per object
-                head = _flatten_module(args[0])
+                head, entry = _module_entry(args[0])
                 kinds = None if kwargs else tuple(None if x is None else _is_array(x) for x in args[1:])
                 if kinds is not None and False not in kinds:  # (chain, q, qd, None, ...): nothing to flatten
                     rest = _Flat(kinds, None, kinds, (), [x for x in args[1:] if x is not None])
@@ -210,27 +329,34 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
                 head, rest = None, _flatten((args, kwargs))
         except TypeError:  # an unhashable static leaf
             return fallback(*args, **kwargs)
-        if _under_transformation():  # traced inline (see _under_transformation)
+        if not eager and _under_transformation():  # traced inline (see _under_transformation)
             return fn(*args, **kwargs)
-        eager = sequential and _eager()  # only the opted-in entry points keep two programs apart
-        key = (None if head is None else head.token, rest.token, eager)
+        packed = None
+        if entry is not None and eager and head.dynamic:  # a top-level call: the chain's arrays packed
+            packed = entry[2]
+            if packed is None:
+                packed = entry[2] = _pack(head.dynamic)
+        # (the fast path above rebuilds this key: keep them alike)
+        key = (None if head is None else head.token, None if packed is None else packed.token, rest.token,
+               sequential and eager)  # only the opted-in entry points keep two programs apart
         jitted = compiled.get(key)
         if jitted is None:
             # the program keeps the structure only, not this call's arrays (or tracers)
             head_spec = None if head is None else head._replace(dynamic=[])
             rest_spec = rest._replace(dynamic=[])
+            plan = None if packed is None else packed.plan
 
-            def run(dyn_head, dyn_rest, head=head_spec, rest=rest_spec):
+            def run(dyn_head, dyn_rest, head=head_spec, rest=rest_spec, plan=plan):
                 if rest.treedef is None:  # positional arrays and Nones (see above)
                     it = iter(dyn_rest)
                     a, k = tuple(None if m is None else next(it) for m in rest.mask), {}
                 else:
                     a, k = _unflatten(rest, dyn_rest)
                 if head is not None:
-                    a = (_unflatten(head, dyn_head), *a)
+                    a = (_unflatten(head, dyn_head if plan is None else _unpack(plan, dyn_head)), *a)
                 return fn(*a, **k)
 
-            jitted = compiled[key] = jax.jit(run, compiler_options=_compiler_options(eager))
-        return jitted([] if head is None else head.dynamic, rest.dynamic)
+            jitted = compiled[key] = jax.jit(run, compiler_options=_compiler_options(sequential and eager))
+        return jitted([] if head is None else head.dynamic if packed is None else packed.buffers, rest.dynamic)
 
     return call  # type: ignore[return-value]

@@ -208,3 +208,54 @@ def test_every_public_dynamics_function_is_one_compiled_program():
     for name, call in PUBLIC.items():
         eqns = jax.make_jaxpr(lambda x, call=call: call(arm, x))(q).eqns
         assert [e.primitive.name for e in eqns] in (["jit"], ["pjit"]), (name, [e.primitive.name for e in eqns])
+
+
+def test_an_eager_call_passes_the_chains_arrays_in_few_small_buffers():
+    """Eager calls pass the chain's arrays packed (``_dispatch._pack``): JAX's dispatch costs ≈ 0.55 µs
+    per array argument. Every joined buffer stays ≤ 512 bytes (XLA:CPU's limit for running a program
+    on the calling thread) unless it holds only larger arrays; weakly typed arrays are passed as they
+    are; the leaves come back bit for bit, and the packed program gives the unpacked one's numbers."""
+    from helpers.hand_built_arms import iiwa_like
+
+    arm = iiwa_like()
+    leaves = [x for x in jax.tree.leaves(arm) if eqx.is_array(x)]
+    packed = dispatch._pack(leaves)
+    assert len(packed.buffers) < len(leaves)
+    for slot, buf in zip(packed.plan, packed.buffers):
+        if len(slot) > 1:
+            sizes = [leaves[i].nbytes for i, _ in slot]
+            assert buf.nbytes == sum(sizes) and (buf.nbytes <= dispatch._PACK_BYTES
+                                                 or min(sizes) > dispatch._PACK_BYTES), (slot, sizes)
+    back = dispatch._unpack(packed.plan, packed.buffers)
+    assert sorted(i for slot in packed.plan for i, _ in slot) == list(range(len(leaves)))
+    for a, b in zip(back, leaves):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    # a weakly typed leaf (its dtype follows the other operand) keeps a buffer of its own
+    weak = [jnp.asarray(2.0), jnp.ones(3)]
+    assert weak[0].weak_type
+    assert ((0, ()),) in dispatch._pack_plan(weak)
+    # the eager (packed) call against the same program traced with the chain as a closure (unpacked)
+    rng = np.random.default_rng(3)
+    q, qd, qdd = (jnp.asarray(rng.uniform(-1, 1, arm.nq)) for _ in range(3))
+    eager = kj.inverse_dynamics(arm, q, qd, qdd)
+    assert dispatch._modules[id(arm)][2] is not None
+    closed = jax.jit(lambda: kj.inverse_dynamics(arm, q, qd, qdd))()
+    np.testing.assert_allclose(eager, closed, rtol=1e-15, atol=1e-15 * float(jnp.max(jnp.abs(closed))))
+
+
+def test_packed_programs_follow_the_shapes_of_the_arrays():
+    """Two pytrees of one structure whose arrays differ in shape get plans (and programs) of their own."""
+
+    class Weights(eqx.Module):
+        a: jax.Array
+        b: jax.Array
+        c: jax.Array
+
+    fast = entry_jit(lambda w, x: jnp.sum(w.a) * x + jnp.sum(w.b * w.b) - jnp.sum(w.c))
+    x = jnp.array([1.0, 2.0])
+    for n in (2, 5):
+        w = Weights(jnp.arange(n, dtype=float), jnp.arange(3.0), jnp.ones((n, 2)))
+        ref = float(np.sum(np.arange(n))) * np.array([1.0, 2.0]) + 5.0 - 2.0 * n
+        np.testing.assert_allclose(fast(w, x), ref, rtol=1e-15)
+        assert len(dispatch._modules[id(w)][2].buffers) == 1
