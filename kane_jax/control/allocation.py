@@ -53,9 +53,10 @@ def allocate_tensions(
             2-D, ``force`` not of length ``matrix.shape[1]``, a bound of the wrong size,
             ``maximum < minimum`` (concrete values), or a non-positive ``weight``.
     """
-    a = jnp.asarray(matrix)
-    tau = jnp.asarray(force, dtype=a.dtype)
-    out_dtype = a.dtype if jnp.issubdtype(a.dtype, jnp.floating) else jnp.result_type(float)  # tau has a's dtype
+    a, tau = jnp.asarray(matrix), jnp.asarray(force)
+    # JAX's promotion of both, at least floating point (an integer matrix must not truncate a force)
+    out_dtype = jnp.result_type(a.dtype, tau.dtype, float)
+    a, tau = a.astype(out_dtype), tau.astype(out_dtype)
     if jnp.finfo(out_dtype).bits < 64:
         # the QP is scaled by 1/w ~ 1e8 (the residual first, the pretension in the null space): beyond
         # single precision, where qpax's interior point returns NaN or tensions off by up to 14 %

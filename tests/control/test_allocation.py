@@ -88,3 +88,13 @@ def test_float32_inputs_get_the_float64_solution():
             np.testing.assert_allclose(u, ref.astype(np.float32), rtol=1e-6, atol=1e-6 * max(np.abs(ref).max(), 1.0))
     with jax.enable_x64(False), pytest.raises(ValueError, match="float64"):
         allocate_tensions(jnp.ones((2, 1), jnp.float32), jnp.ones(1, jnp.float32))
+
+
+def test_integer_matrix_keeps_a_fractional_force():
+    # an integer lever matrix (unit levers) with a fractional force: the force is not truncated
+    a = np.array([[1, 0], [0, 1], [1, 1]])
+    tau = np.array([0.5, 0.25])
+    u = allocate_tensions(a, tau)
+    assert jnp.issubdtype(u.dtype, jnp.floating)
+    np.testing.assert_allclose(a.T @ np.asarray(u), tau, atol=1e-8)
+    np.testing.assert_allclose(u, allocate_tensions(a.astype(float), tau), atol=1e-12)
