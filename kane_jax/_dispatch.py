@@ -10,7 +10,7 @@ measured on the 7-DoF arm's inverse dynamics (161 µs per call, of which the com
 ≈ 30 µs). Here one ``jax.tree.flatten`` splits the leaves, the static ones and the tree definition
 key a dictionary of ``jax.jit`` functions of the array leaves alone, and ``jax.jit``'s C++ fast
 path does the rest; the chain (the first argument, an equinox module) is flattened once per object
-(``_flatten_module``), and an eager call passes its arrays packed into a few buffers of at most 512
+(``_module_entry``), and an eager call passes its arrays packed into a few buffers of at most 512
 bytes, made once per chain object (``_pack``: JAX's dispatch costs ≈ 0.55 µs per array argument;
 the 7-DoF arm's 11 arrays become 6 buffers).
 
@@ -178,12 +178,8 @@ def _module_entry(module: eqx.Module) -> tuple[_Flat, list | None]:
     return flat, entry
 
 
-def _flatten_module(module: eqx.Module) -> _Flat:
-    return _module_entry(module)[0]
-
-
 # Packing the chain's arrays: JAX's dispatch costs ≈ 0.55 µs per array argument (a jitted function
-# of k (7, 3) arrays, 2026-11-26, pinned: 4.4 / 9.7 / 14.3 µs per call for k = 1 / 11 / 20), and a
+# of k (7, 3) arrays, 2026-11-26, pinned: 4.4 / 9.7 / 14.3 µs per synchronous call for k = 1 / 11 / 20), and a
 # 7-DoF arm's chain has 11. An eager call therefore passes the chain's arrays packed into a few
 # flat buffers, made once per chain object and kept with it, and the program slices them apart.
 # Buffers stay ≤ _PACK_BYTES so that a program whose buffers were all small keeps running on the
