@@ -38,6 +38,12 @@ os.environ["XLA_FLAGS"] = recommended_xla_flags(os.environ.get("XLA_FLAGS", ""))
 # the programs compute the same IEEE operations, only less optimized machine code
 if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] += " --xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
+# and without XLA's HLO verifier between passes: it checks the program's invariants and changes nothing
+# (the optimized HLO of a PCS chain's FD and its jacfwd/jacrev is identical, text hash for text hash),
+# but took 2.5 s of the 22.6 s compile of a soft chain's ID/M/FD Hessians (17.1 s without it; pinned,
+# 2026-11-26)
+if "xla_disable_hlo_passes" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] += " --xla_disable_hlo_passes=hlo-verifier"
 # Not XLA:CPU's FAST_COMPILE preset (--xla_cpu_opt_preset): it cut the whole default run 701 -> 509 s
 # (2026-11-26), but its shorter HLO simplification (4 rounds of the fixed-point pipeline instead of 11)
 # miscompiles the Euler-Lagrange reference's third time derivative in
