@@ -38,6 +38,17 @@ def assert_rel(a, b, rtol, what=""):
     assert err < rtol, f"{what}: relative error {err:.3e} >= {rtol:.1e}"
 
 
+def with_value(fn):
+    """``x ↦ (fn(x), fn(x))``: under ``jacfwd(…, has_aux=True)`` the second is the primal value, so a
+    derivative program returns what it differentiates without a program of its own for it."""
+
+    def both(x):
+        y = fn(x)
+        return y, y
+
+    return both
+
+
 def value_jac_hess(f, q):
     """``f(q)``, its Jacobian and its Hessian from one nested forward-mode trace.
 
@@ -45,12 +56,8 @@ def value_jac_hess(f, q):
     as auxiliary outputs avoids tracing (and compiling) ``f`` and ``jacfwd(f)`` a second time.
     """
 
-    def with_value(x):
-        y = f(x)
-        return y, y
-
     def jac_and_value(x):
-        j, y = jax.jacfwd(with_value, has_aux=True)(x)
+        j, y = jax.jacfwd(with_value(f), has_aux=True)(x)
         return j, (j, y)
 
     h, (j, y) = jax.jacfwd(jac_and_value, has_aux=True)(q)

@@ -31,6 +31,7 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/
 import helpers.robots as chains  # noqa: E402
 import kane_jax as kj  # noqa: E402
+from helpers.checks import with_value  # noqa: E402
 from kane_jax.bodies import lvp_primitives as P  # noqa: E402
 
 KINDS = ("rigid", "body", "pcc", "spatial_cc", "pcs", "gvs", "godage", "variable_radius", "lvp", "learned", "mixed")
@@ -109,14 +110,6 @@ def central_differences(f, q):
     return jnp.stack([col(j) for j in range(q.shape[0])], axis=-1)
 
 
-def _with_value(fn):
-    """``x ↦ (fn(x), fn(x))``: under ``jacfwd(…, has_aux=True)`` the second is the primal value."""
-    def both(x):
-        y = fn(x)
-        return y, y
-    return both
-
-
 def derivative_programs(f, tau_of_q, *, hessian: bool):
     """Compiled derivative programs; each is compiled once and evaluated at q and at q = 0.
 
@@ -133,9 +126,9 @@ def derivative_programs(f, tau_of_q, *, hessian: bool):
     (one compile less per case, two with ``hessian``: pinned, 2026-11-26, pcs 21.0 → 19.7 s,
     pcc with the Hessian 19.4 → 17.1 s).
     """
-    progs = {"fwd": jax.jit(jax.jacfwd(_with_value(f), has_aux=True)), "rev": jax.jit(jax.jacrev(f))}
+    progs = {"fwd": jax.jit(jax.jacfwd(with_value(f), has_aux=True)), "rev": jax.jit(jax.jacrev(f))}
     if hessian:
-        progs["hess"] = jax.jit(jax.jacfwd(_with_value(jax.jacfwd(tau_of_q)), has_aux=True))
+        progs["hess"] = jax.jit(jax.jacfwd(with_value(jax.jacfwd(tau_of_q)), has_aux=True))
     return progs
 
 
