@@ -7,7 +7,9 @@ functions module by module (a Python loop, O(N²) through autodiff); the kinetic
 ``½ Σ w |ṗ|²`` (plus ``½ mv² + ½ ωᵀ I ω`` for rigid bodies), the potential energy is gravity plus
 the bodies' and joints' elastic energies, and the equations of motion follow by autodiff:
 
-    τ = M q̈ + (∂(∂T/∂q̇)/∂q) q̇ − ∂T/∂q + ∂V/∂q + (dissipative forces).
+    τ = M q̈ + (∂(∂T/∂q̇)/∂q) q̇ − ∂T/∂q + ∂V/∂q + (dissipative forces),
+
+its first two terms as one directional derivative, d/dt (∂T/∂q̇).
 
 The public functions are ``equinox.filter_jit``-ed (one compile per chain structure). It shares
 nothing with the recursion except the geometry (``transform``, ``tip``, ``position``,
@@ -106,8 +108,9 @@ def mass_matrix(chain, q):
 def inverse_dynamics(chain, q, qd, qdd, gravity=None):
     """Euler–Lagrange generalized forces, independent of the recursion."""
     dt_dqd = lambda qq, vv: jax.grad(kinetic_energy, argnums=2)(chain, qq, vv)  # noqa: E731
-    m = jax.jacobian(dt_dqd, argnums=1)(q, qd)
-    mixed = jax.jacobian(dt_dqd, argnums=0)(q, qd)
+    # d/dt (∂T/∂q̇) = (∂²T/∂q̇²) q̈ + (∂²T/∂q̇∂q) q̇ as one directional derivative of ∂T/∂q̇ along (q̇, q̈),
+    # not the two nq × nq Hessian blocks times q̈ and q̇
+    _, ddt_dt_dqd = jax.jvp(dt_dqd, (q, qd), (qd, qdd))
     dt_dq = jax.grad(kinetic_energy, argnums=1)(chain, q, qd)
     dv_dq = jax.grad(potential_energy, argnums=1)(chain, q, gravity)
-    return m @ qdd + mixed @ qd - dt_dq + dv_dq + dissipative_force(chain, q, qd)
+    return ddt_dt_dqd - dt_dq + dv_dq + dissipative_force(chain, q, qd)
