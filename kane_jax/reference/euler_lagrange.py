@@ -47,23 +47,22 @@ def _frames(chain, q):
 
 
 def kinetic_energy(chain, q, qd):
-    def positions(qq):
-        res = []
+    def kinematics(qq):
+        """Mass-point positions of every module, and the orientation of the rigid ones."""
+        pos, rots = [], []
         for xp, body, qb in _frames(chain, qq):
             if isinstance(body, RigidBody):
-                res.append((xp[:3, :3] @ body.com + xp[:3, 3])[None])
+                pos.append((xp[:3, :3] @ body.com + xp[:3, 3])[None])
+                rots.append(xp[:3, :3])
             else:
                 pts = jax.vmap(lambda s: body.position(qb, s))(body.points)
-                res.append(pts @ xp[:3, :3].T + xp[None, :3, 3])
-        return res
+                pos.append(pts @ xp[:3, :3].T + xp[None, :3, 3])
+                rots.append(None)
+        return pos, rots
 
-    def rotations(qq):
-        return [xp[:3, :3] for xp, _, _ in _frames(chain, qq)]
-
-    pos, vel = jax.jvp(positions, (q,), (qd,))
-    rots, rots_d = jax.jvp(rotations, (q,), (qd,))
+    (_, rots), (vel, rots_d) = jax.jvp(kinematics, (q,), (qd,))
     t = 0.0
-    for (_, body, _), v, r, rd in zip(_frames(chain, q), vel, rots, rots_d):
+    for (_, body), v, r, rd in zip(chain.modules, vel, rots, rots_d):
         if isinstance(body, RigidBody):
             omega_b = vee(r.T @ rd)
             t = t + 0.5 * body.mass * jnp.sum(v**2) + 0.5 * omega_b @ body.inertia @ omega_b
