@@ -65,10 +65,15 @@ def value_jac_hess(f, q):
 
 
 @eqx.filter_jit
+def _id_and_el(state, chain):
+    q, qd, qdd = state
+    return kj.inverse_dynamics(chain, q, qd, qdd), el.inverse_dynamics(chain, q, qd, qdd)
+
+
 def _id_vs_el(chain, q, qd, qdd):
-    ours = jax.vmap(lambda a, b, c: kj.inverse_dynamics(chain, a, b, c))(q, qd, qdd)
-    ref = jax.vmap(lambda a, b, c: el.inverse_dynamics(chain, a, b, c))(q, qd, qdd)
-    return ours, ref
+    """The recursion's and the EL reference's ID at each of the stacked states (one program per chain,
+    called per state: see :func:`at_each`)."""
+    return at_each(_id_and_el, jnp.stack([q, qd, qdd], axis=1), chain)
 
 
 def random_states(rng, nq, n_states=2, scale=0.6):
