@@ -51,7 +51,8 @@ def _closed_and_oracle(rod, q, qd):
 def test_closed_form_jets_match_autodiff(name, where):
     rod = {**RODS, **GVS_RODS}[name]()
     rng = np.random.default_rng(7)
-    q = {"straight": jnp.zeros(rod.nq), "near_straight": jnp.full(rod.nq, 1e-9),
+    # dtype given: jnp.full of a Python float is weakly typed, which keys a compiled program of its own
+    q = {"straight": jnp.zeros(rod.nq), "near_straight": jnp.full(rod.nq, 1e-9, dtype=jnp.float64),
          "generic": jnp.asarray(0.3 * rng.normal(size=rod.nq))}[where]
     qd = jnp.asarray(rng.normal(size=rod.nq))
     closed, oracle = _closed_and_oracle(rod, q, qd)

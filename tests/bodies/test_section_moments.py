@@ -39,7 +39,8 @@ RODS = {
 
 def _state(rod, where):
     rng = np.random.default_rng(11)
-    q = {"straight": jnp.zeros(rod.nq), "near_straight": jnp.full(rod.nq, 1e-9),
+    # dtype given: jnp.full of a Python float is weakly typed, which keys a compiled program of its own
+    q = {"straight": jnp.zeros(rod.nq), "near_straight": jnp.full(rod.nq, 1e-9, dtype=jnp.float64),
          "generic": jnp.asarray(0.4 * rng.normal(size=rod.nq))}[where]
     return q, jnp.asarray(rng.normal(size=rod.nq))
 
