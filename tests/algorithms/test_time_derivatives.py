@@ -246,7 +246,7 @@ def test_coriolis_matrix_and_mass_matrix_derivatives(kind, rng):
     check_coriolis(kind, rng)
 
 
-@pytest.mark.slow
+# in the default run again since the EL reference's d/dt(∂T/∂q̇) is one jvp: 8 s alone, pinned (2026-11-26)
 def test_iiwa_second_order_against_el(rng):
     chain = iiwa_like()
     d = [rng.uniform(-1, 1, 7) for _ in range(5)]
