@@ -15,7 +15,7 @@ from kane_jax.bodies.strain_bases import GaussianBasis
 SMALL = dict(order=2, n_radial=1, n_angular=3)
 
 
-@pytest.mark.slow  # one EL compile of a 6-module chain: 23 s alone, pinned (2026-11-26; ~17 min on the loaded box before)
+@pytest.mark.slow  # one EL compile of a 6-module chain: 23 s alone, pinned (2026-11-26; ~17 min on a loaded box)
 def test_mixed_soft_rigid_chain_matches_euler_lagrange(rng):
     rigid = kj.RigidBody(0.5, (0.05, 0.0, 0.01), np.diag([1e-3, 2e-3, 2e-3]), tip=np.eye(4))
     mods = [
