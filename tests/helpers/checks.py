@@ -6,7 +6,7 @@ geometry and constitutive laws; tests import it as ``from kane_jax.reference imp
 euler_lagrange as el``.
 
 - :func:`check_against_el`: recursive ID == independent Euler–Lagrange reference on random
-  states (one jit of each, vmapped over the states, so a test compiles once);
+  states (one program holding both, called per state, so a test compiles once: :func:`at_each`);
   :func:`check_against_el_at` the same on given states.
 - :func:`check_smooth_at`: ID, mass matrix and FD, with their first and second derivatives with
   respect to q, are finite at a (singular-looking) configuration ``q0`` and continuous there:
