@@ -11,7 +11,7 @@ measured on the 7-DoF arm's inverse dynamics (161 µs per call, of which the com
 key a dictionary of ``jax.jit`` functions of the array leaves alone, and ``jax.jit``'s C++ fast
 path does the rest; the chain (the first argument, an equinox module) is flattened once per object
 (``_module_entry``), and an eager call passes its arrays packed into a few buffers of at most 512
-bytes, made once per chain object (``_pack``: JAX's dispatch costs ≈ 0.55 µs per array argument;
+bytes, made once per chain object (``_packing.pack``: JAX's dispatch costs ≈ 0.55 µs per array argument;
 the 7-DoF arm's 11 arrays become 6 buffers).
 
 Inside a user's ``jit`` the entry point stays a nested ``jit``, as ``filter_jit``'s would (repeated
@@ -26,16 +26,16 @@ own programs are untouched.
 from __future__ import annotations
 
 import functools
-import math
 import weakref
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
 import equinox as eqx
 import jax
-import numpy as np
 from jax._src import core as _jax_core
 from jax._src.interpreters import partial_eval as _jax_pe
+
+from ._packing import pack, unpack
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -148,7 +148,7 @@ def _flatten(tree: Any) -> _Flat:
 # flattened form never changes; flattening it is most of a call's Python cost (7-DoF arm: 5 us of
 # the 15 us of Python around a 15 us program). Entries leave with their chain (weak reference);
 # at most _MODULE_CACHE_SIZE are kept. An entry is [weak reference, flattened form, packed form
-# (see _pack; filled on the first eager call)].
+# (see _packing.pack; filled on the first eager call)].
 _modules: dict[int, list] = {}
 _MODULE_CACHE_SIZE = 64
 
@@ -176,105 +176,6 @@ def _module_entry(module: eqx.Module) -> tuple[_Flat, list | None]:
         del _modules[next(iter(_modules))]
     entry = _modules[key] = [ref, flat, None]
     return flat, entry
-
-
-# Packing the chain's arrays: JAX's dispatch costs ≈ 0.55 µs per array argument (a jitted function
-# of k (7, 3) arrays, 2026-11-26, pinned: 4.4 / 9.7 / 14.3 µs per synchronous call for k = 1 / 11 / 20), and a
-# 7-DoF arm's chain has 11. An eager call therefore passes the chain's arrays packed into a few
-# flat buffers, made once per chain object and kept with it, and the program slices them apart.
-# Buffers stay ≤ _PACK_BYTES so that a program whose buffers were all small keeps running on the
-# calling thread (docs/architecture.md, "Small buffers"); arrays above that share one buffer.
-# Weakly typed arrays (their dtype follows the other operand) and arrays that are not on one
-# device are passed as they are.
-_PACK_BYTES = 512
-
-
-class _Packed(NamedTuple):
-    """A chain's array leaves as the program's arguments."""
-
-    token: Any  # equal for equal plans
-    plan: tuple  # per buffer: ((leaf index, shape), ...); a one-leaf buffer is the leaf itself
-    buffers: list  # the arguments
-
-
-_plans: dict[tuple, int] = {}
-
-
-def _packable(x: Any) -> Any:
-    """The device of a leaf that may share a buffer, or None."""
-    if not isinstance(x, jax.Array) or isinstance(x, jax.core.Tracer) or x.weak_type:
-        return None
-    try:
-        devices = x.sharding.device_set
-    except Exception:  # noqa: BLE001 -- an array type without a sharding: passed as it is
-        return None
-    return next(iter(devices)) if len(devices) == 1 and x.is_fully_addressable else None
-
-
-def _pack_plan(leaves: list) -> tuple:
-    """Which leaves share a buffer: per dtype and device, first-fit decreasing into ≤ _PACK_BYTES."""
-    groups: dict[tuple, list[int]] = {}
-    plan: list[tuple] = []
-    for i, x in enumerate(leaves):
-        device = _packable(x)
-        if device is None:
-            plan.append(((i, tuple(x.shape)),))
-        else:
-            groups.setdefault((x.dtype, device), []).append(i)
-    for members in groups.values():
-        small = sorted((i for i in members if leaves[i].nbytes <= _PACK_BYTES), key=lambda i: -leaves[i].nbytes)
-        bins: list[list] = []
-        for i in small:
-            for b in bins:
-                if b[0] + leaves[i].nbytes <= _PACK_BYTES:
-                    b[0] += leaves[i].nbytes
-                    b[1].append(i)
-                    break
-            else:
-                bins.append([leaves[i].nbytes, [i]])
-        large = [i for i in members if leaves[i].nbytes > _PACK_BYTES]
-        for group in [b[1] for b in bins] + ([large] if large else []):
-            plan.append(tuple((i, tuple(leaves[i].shape)) for i in group))
-    return tuple(plan)
-
-
-def _default_device() -> Any:
-    default = jax.config.jax_default_device
-    if default is None or isinstance(default, str):
-        return jax.local_devices(backend=default)[0]
-    return default
-
-
-def _put(buffer: np.ndarray, device: Any) -> jax.Array:
-    """``buffer`` on ``device``: uncommitted on the default device (as arrays made there are, so that
-    it follows the other arguments), committed elsewhere (as the leaves it holds must have been)."""
-    return jax.device_put(buffer) if device == _default_device() else jax.device_put(buffer, device)
-
-
-def _pack(leaves: list) -> _Packed:
-    """``leaves`` as few buffers (see _PACK_BYTES), joined on the host and put on their device (no
-    program to compile; once per chain object)."""
-    plan = _pack_plan(leaves)
-    token = _plans.setdefault(plan, len(_plans))
-    buffers = [leaves[slot[0][0]] if len(slot) == 1 else
-               _put(np.concatenate([np.asarray(leaves[i]).ravel() for i, _ in slot]), _packable(leaves[slot[0][0]]))
-               for slot in plan]
-    return _Packed(token, plan, buffers)
-
-
-def _unpack(plan: tuple, buffers: list) -> list:
-    """The leaves, in their order, from the buffers of ``plan`` (inside the program: static slices)."""
-    leaves: list = [None] * sum(len(slot) for slot in plan)
-    for slot, buf in zip(plan, buffers):
-        if len(slot) == 1:
-            leaves[slot[0][0]] = buf
-            continue
-        start = 0
-        for i, shape in slot:
-            size = math.prod(shape)
-            leaves[i] = jax.lax.slice(buf, (start,), (start + size,)).reshape(shape)
-            start += size
-    return leaves
 
 
 def _unflatten(flat: _Flat, dynamic: list) -> Any:
@@ -331,7 +232,7 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
         if entry is not None and eager and head.dynamic:  # a top-level call: the chain's arrays packed
             packed = entry[2]
             if packed is None:
-                packed = entry[2] = _pack(head.dynamic)
+                packed = entry[2] = pack(head.dynamic)
         # (the fast path above rebuilds this key: keep them alike)
         key = (None if head is None else head.token, None if packed is None else packed.token, rest.token,
                sequential and eager)  # only the opted-in entry points keep two programs apart
@@ -349,7 +250,7 @@ def entry_jit(fn: F | None = None, *, sequential: bool = False) -> F:
                 else:
                     a, k = _unflatten(rest, dyn_rest)
                 if head is not None:
-                    a = (_unflatten(head, dyn_head if plan is None else _unpack(plan, dyn_head)), *a)
+                    a = (_unflatten(head, dyn_head if plan is None else unpack(plan, dyn_head)), *a)
                 return fn(*a, **k)
 
             jitted = compiled[key] = jax.jit(run, compiler_options=_compiler_options(sequential and eager))

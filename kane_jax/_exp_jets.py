@@ -14,7 +14,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ._jets import PoseJet, compose, cross, materialize
+from ._jets import PoseJet, compose
+from ._small import cross, materialize
 from ._types import Array, Config
 from .lie import rotvec_coefficients, se3_exp, se3_right_jacobian
 
@@ -34,7 +35,7 @@ def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, 
     and ``rate`` is a polynomial in them: one forward-mode pass through it gives ``V̇`` for ``Ω̈ = 0``;
     ``dd_omega`` (``Ω̈`` along ``q + t q̇``, for twists not affine in ``q``) adds ``rate(c, Ω, Ω̈)``
     (``rate`` is linear in its last argument). ``buffer``: compute ``V, V̇`` once into a buffer of
-    their own (:func:`~kane_jax._jets.materialize`).
+    their own (:func:`~kane_jax._small.materialize`).
     """
     if qd is None:
         coef, d_coef = coefficients(omega), None

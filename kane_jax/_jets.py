@@ -18,13 +18,13 @@ here is written component-wise (no matrix products): XLA:CPU fuses it into a few
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from ._small import cross, dot, materialize, mm, mtm, mtv, mv, sum_small
 from ._types import Array, Config, Float, Mat3, Pose, Vec3
 from .lie import skew, vee
 
@@ -36,169 +36,6 @@ class PoseJet(NamedTuple):
     trans: Vec3
     gen: Float[Array, "n 6"]
     curv: Float[Array, " 6"]
-
-
-# axes up to this size are summed by element-wise adds (static slices), larger ones by ``jnp.sum``
-SMALL_SUM = 16
-
-
-def sum_small(x: Array, axis: int = 0) -> Array:
-    """``jnp.sum(x, axis)`` as element-wise adds of static slices when the axis is short.
-
-    XLA:CPU rewrites a multiply followed by a ``reduce`` over a short axis into a library (YNNPACK)
-    fusion of its own: for the batched ID of a 7-DoF arm those kernels took a third of the time
-    (2026-11-24 profile), and a ``reduce`` over a minor axis of 3 stayed a loop of its own (2.3×
-    slower batched ID, 2026-11-23). Added slice by slice, the sum fuses with its operands instead.
-    """
-    n = x.shape[axis]
-    if n == 0 or n > SMALL_SUM:
-        return jnp.sum(x, axis=axis)
-    out = jax.lax.index_in_dim(x, 0, axis, keepdims=False)
-    for i in range(1, n):
-        out = out + jax.lax.index_in_dim(x, i, axis, keepdims=False)
-    return out
-
-
-@functools.partial(jax.jit, static_argnums=0)
-def contract(spec: str, *operands: Array) -> Array:
-    """``jnp.einsum(spec, *operands)`` as broadcast products and :func:`sum_small` (no dot kernel).
-
-    XLA:CPU compiles a whole ``while`` loop (a ``fori_loop`` of FD calls, a diffrax solve) into one
-    kernel when the loop holds no dot, convolution, scatter or custom call and its buffers are
-    small (``xla_cpu_small_while_loop_byte_threshold``, raised by the applications, see
-    ``docs/architecture.md``, "Whole loops as one kernel"): no per-kernel dispatch at all. An
-    ``einsum`` over the few sections of a rod is a dot and keeps the loop out; this is the same
-    contraction, element-wise. Explicit ``spec`` only (``"kab,kb->ka"``), no ellipsis.
-    """
-    ins, out = spec.replace(" ", "").split("->")
-    ins = ins.split(",")
-    if len(ins) != len(operands):
-        raise ValueError(f"contract: {len(ins)} operand specs in {spec!r}, got {len(operands)} operands")
-    if any(len(set(sub)) != len(sub) for sub in ins) or len(set(out)) != len(out):
-        raise ValueError(f"contract: spec {spec!r} repeats an index within one operand (diagonals are not supported)")
-    letters: list[str] = []
-    sizes: dict[str, int] = {}
-    for sub, x in zip(ins, operands):
-        for c, n in zip(sub, x.shape):
-            if c not in letters:
-                letters.append(c)
-            sizes[c] = max(sizes.get(c, 1), n)
-    prod = None
-    for sub, x in zip(ins, operands):
-        order = sorted(range(len(sub)), key=lambda i: letters.index(sub[i]))
-        x = jnp.transpose(x, order) if order != list(range(len(sub))) else x
-        present = [sub[i] for i in order]
-        x = x.reshape([x.shape[present.index(c)] if c in present else 1 for c in letters])
-        prod = x if prod is None else prod * x
-    prod = jnp.broadcast_to(prod, [sizes[c] for c in letters])
-    axes = list(letters)
-    for c in reversed(letters):
-        if c not in out:
-            prod = sum_small(prod, axes.index(c))
-            axes.remove(c)
-    order = [axes.index(c) for c in out]
-    return jnp.transpose(prod, order) if order != list(range(len(out))) else prod
-
-
-def _sum3(terms) -> Array:
-    """``t0 + t1 + t2``, left to right (the order ``sum_small`` adds in)."""
-    out = terms[0]
-    for t in terms[1:]:
-        out = out + t
-    return out
-
-
-# The 3×3 products below add three products of slices rather than reducing one broadcast product
-# (``sum_small(a * b)``): the broadcast product is a (…, 3, 3, 3) array that XLA materializes when
-# several slices read it, and one buffer over 512 bytes (a 7-module stack of them is 1,512) makes
-# XLA:CPU run the whole program's kernels on its worker threads instead of the calling thread
-# (``docs/architecture.md``, "Small buffers"). Same operations, same order, same bits.
-
-
-def _common(*xs: Array) -> list[Array]:
-    """Broadcast arrays to their common shape (leading axes added as needed), once, explicitly.
-
-    The products below then multiply equal shapes. Reverse mode sums an operand's cotangent over
-    the axes it was broadcast along; with one explicit broadcast that is one reduction per operand,
-    where implicit broadcasting in every product made one per product. Those many small
-    reductions (next to large fusions) are what XLA:CPU's fusion pass spends most of a gradient's
-    compile on (``docs/architecture.md``, "Compile time"). The forward program is unchanged: a slice
-    of a broadcast simplifies to a broadcast of the slice.
-    """
-    shape = jnp.broadcast_shapes(*(x.shape for x in xs))
-    return [jnp.broadcast_to(x, shape) for x in xs]
-
-
-def _parts(x: Array, axis: int) -> list[Array]:
-    """The three components of ``x`` along ``axis``, kept as axes of size one, by one ``split``.
-
-    One primitive per operand where indexing each component is a slice and a squeeze (the
-    products below traced ≈ 2× the equations, a third of a rigid arm's ID), and in reverse mode
-    one concatenation of the cotangents instead of three pads and their sum.
-    """
-    return jax.lax.split(x, (1, 1, 1), axis=axis % x.ndim)
-
-
-@jax.jit
-def mv(m: Array, v: Array) -> Array:
-    """``m @ v`` for 3×3 ``m`` (leading batch axes broadcast), without a dot kernel."""
-    m, v = _common(m, v[..., None, :])
-    return _sum3([mk * vk for mk, vk in zip(_parts(m, -1), _parts(v, -1))])[..., 0]
-
-
-@jax.jit
-def mtv(m: Array, v: Array) -> Array:
-    """``mᵀ @ v`` for 3×3 ``m``."""
-    m, v = _common(m, v[..., :, None])
-    return _sum3([mk * vk for mk, vk in zip(_parts(m, -2), _parts(v, -2))])[..., 0, :]
-
-
-@jax.jit
-def mm(a: Array, b: Array) -> Array:
-    """``a @ b`` for 3×3 matrices (leading batch axes broadcast), without a dot kernel."""
-    a, b = _common(a[..., :, :, None], b[..., None, :, :])  # (…, i, k, j)
-    return _sum3([ak * bk for ak, bk in zip(_parts(a, -2), _parts(b, -2))])[..., 0, :]
-
-
-@jax.jit
-def mtm(a: Array, b: Array) -> Array:
-    """``aᵀ @ b`` for 3×3 matrices."""
-    a, b = _common(a[..., :, :, None], b[..., :, None, :])  # (…, k, i, j)
-    return _sum3([ak * bk for ak, bk in zip(_parts(a, -3), _parts(b, -3))])[..., 0, :, :]
-
-
-@jax.jit
-def cross(a: Array, b: Array) -> Array:
-    """Cross product along the last axis, component-wise (leading axes broadcast)."""
-    a, b = _common(a, b)
-    (a0, a1, a2), (b0, b1, b2) = _parts(a, -1), _parts(b, -1)
-    return jnp.concatenate([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], -1)
-
-
-@jax.jit
-def dot(a: Array, b: Array) -> Array:
-    """Dot product along the last axis (leading axes broadcast)."""
-    a, b = _common(a, b)
-    return sum_small(a * b, -1)
-
-
-def materialize(x: Array) -> Array:
-    """``x`` itself, computed once into a buffer of its own: an optimization barrier, which XLA keeps as
-    a fusion boundary.
-
-    XLA:CPU fuses an element-wise producer into *every* fusion that consumes it, so an expensive
-    intermediate read by several consumers (a jet's curvature, a forward-mode derivative through
-    the SE(3) right Jacobian) is recomputed in each — and, through nested cross products,
-    several times per element. Measured on the section moments of a PCS rod (B = 1024 states,
-    2026-11-24): 13.3 µs per state without, 4.0 µs with a boundary on the generators and the
-    curvature. The boundary was a product with the identity (one GEMM kernel per call site);
-    ``lax.optimization_barrier`` gives the same boundary with no kernel of its own (2026-11-25:
-    one FD of the demo chain 28 → 22.5 µs, see ``docs/architecture.md``). It has batching,
-    forward- and reverse-mode rules (JAX ≥ 0.5.3).
-    """
-    if x.size == 0:
-        return x
-    return jax.lax.optimization_barrier(x)
 
 
 @jax.jit

@@ -19,7 +19,8 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from .chain import Chain
-from .simulation.simulate import Trajectory, simulate
+from .simulation.simulate import simulate
+from .simulation.trajectory import Trajectory
 
 AXIS = "batch"
 

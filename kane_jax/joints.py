@@ -13,7 +13,8 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from . import _checks
-from ._jets import PoseJet, mm, pose_jet, screw_jet
+from ._jets import PoseJet, pose_jet, screw_jet
+from ._small import mm
 from ._types import Array, Config, Mat3, Pose, Vec3
 from .lie import compose_poses, make_pose, rot_axis, so3_exp, translation
 

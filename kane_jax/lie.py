@@ -17,12 +17,11 @@ product is a kernel of its own on the CPU.
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
+from ._series import FACT, TERMS, right_jacobian_coefficients, series_in_sq
 from ._types import Array, Float, Mat3, Pose, Vec3, Vec6
 
 __all__ = [
@@ -30,18 +29,6 @@ __all__ = [
     "se3_exp", "se3_log", "adjoint", "ad", "se3_bracket", "se3_right_jacobian", "sin_over_x", "one_minus_cos_over_x",
     "one_minus_cos_over_x2", "rotvec_coefficients",
 ]
-
-_FACT = [math.factorial(k) for k in range(40)]
-# The smooth coefficients are Taylor series in θ² below _SERIES_BELOW and closed forms above it. A
-# soft body's dynamics Hessian differentiates them four times in θ², and a closed form's k-th
-# derivative cancels digits like θ^(-2k): at the former threshold θ² = 1e-2, the fourth derivative
-# of (θ − sin θ)/θ³ just above it was 39 % off, the second 1.4e-7 (tests/test_lie.py). From θ² = 2
-# on, the closed forms' derivatives are good to 8e-14 / 4e-12 / 3e-10 / 2e-8 (orders 1-4), and 13
-# terms (to θ²⁴) keep the series as accurate below. (θ² = 4 with 16 terms: 8e-15 … 2e-10, but 9 %
-# more operations in a rod's dynamics and 3-5 % more run time; θ² = 1 with 12 terms: up to 8e-8.)
-_SERIES_BELOW = 2.0
-_TERMS = 13
-
 
 @jax.jit
 def skew(v: Vec3) -> Mat3:
@@ -93,110 +80,16 @@ def compose_poses(a: Pose, b: Pose) -> Pose:
     return make_pose(rot, trans)
 
 
-def _series_in_sq(theta2: Array, exact, coeffs, threshold: float = _SERIES_BELOW) -> Array:
-    """An even function of θ given θ², as a Taylor series where θ² < threshold (double-``where``).
-
-    ``jnp.sinc`` alone is not enough: its derivatives are exact at 0 but garbage just off it
-    (``d²/dx² sinc`` ≈ 4e28 at x = 1e-22); and a closed form's derivatives lose digits near 0 (see
-    ``_SERIES_BELOW``). The series is evaluated by Horner's rule.
-
-    The derivative in θ² is a function of the same kind (the series' term-wise derivative and the
-    closed form's derivative, behind the same ``where``), given to JAX as a custom JVP: nested
-    derivatives (a Hessian of a soft body's dynamics differentiates these four times) trace one
-    shorter series per order instead of differentiating every term of the series again at every
-    order. Measured on the dynamics Hessian of two planar CC segments (2026-11-24, with the inline
-    entry points of ``_dispatch``): 123,509 → 115,056 lines of optimized HLO.
-    """
-    return _analytic_in_sq(exact, tuple(float(c) for c in coeffs), threshold)(theta2)
-
-
-def _horner(coeffs: tuple, x: Array) -> Array:
-    if not coeffs:
-        return jnp.zeros_like(x)
-    out = jnp.full_like(x, coeffs[-1])
-    for c in coeffs[-2::-1]:
-        out = out * x + c
-    return out
-
-
-def _analytic_in_sq(exact, coeffs: tuple, threshold: float):
-    """The custom-JVP function of :func:`_series_in_sq` (its tangent is the next derivative's)."""
-
-    @jax.custom_jvp
-    def f(theta2):
-        small = theta2 < threshold
-        safe = jnp.where(small, jnp.full_like(theta2, threshold), theta2)
-        return jnp.where(small, _horner(coeffs, theta2), exact(safe))
-
-    @f.defjvp
-    def f_jvp(primals, tangents):
-        (theta2,), (d_theta2,) = primals, tangents
-        derivative = _analytic_in_sq(lambda t2: jax.jvp(exact, (t2,), (jnp.ones_like(t2),))[1],
-                                     tuple(k * c for k, c in enumerate(coeffs))[1:], threshold)
-        return f(theta2), derivative(theta2) * d_theta2
-
-    return f
-
-
-def _series_stack(theta2: Array, exact, rows, threshold: float = _SERIES_BELOW) -> Array:
-    """Several functions of :func:`_series_in_sq`'s kind of one ``θ²`` at once, stacked on a new leading axis.
-
-    ``exact(t2)`` returns the closed forms stacked (``(k,) + t2.shape``), ``rows`` their ``k``
-    coefficient series (equal lengths). The series share one Horner evaluation on the stacked array
-    and the closed forms their square root, sine and cosine; each row is computed by the same
-    operations in the same order as on its own. Used for the four coefficients of the SE(3) right
-    Jacobian, which as separate series were a fifth of the equations of a PCS rod's ID and FD
-    (2026-11-25, two 6-strain PCS rods, ID and FD: 11,737 → 10,417 equations; the tests' ``jit(jacfwd)``
-    / ``jit(jacrev)`` of them trace + compile in 16.4–17.0 / 25.7–26.8 s instead of 17.6–18.5 /
-    29.0 s, optimized HLO 47,508 / 69,544 → 44,033 / 66,842 lines). Not used for
-    :func:`rotvec_coefficients`: stacked, the bending rods' FD ran 10 % slower.
-    """
-    rows = tuple(tuple(float(c) for c in r) for r in rows)
-    return _analytic_stack(exact, rows, threshold)(theta2)
-
-
-def _horner_stack(coeffs: np.ndarray, x: Array) -> Array:
-    """``Σ_i coeffs[:, i] x^i`` for stacked ``x`` (``(k,) + shape``), by Horner's rule per row."""
-    if coeffs.shape[1] == 0:
-        return jnp.zeros_like(x)
-    shape = (coeffs.shape[0],) + (1,) * (x.ndim - 1)
-    out = jnp.broadcast_to(jnp.asarray(coeffs[:, -1].reshape(shape), x.dtype), x.shape)
-    for i in range(coeffs.shape[1] - 2, -1, -1):
-        out = out * x + jnp.asarray(coeffs[:, i].reshape(shape), x.dtype)
-    return out
-
-
-def _analytic_stack(exact, rows: tuple, threshold: float):
-    """The custom-JVP function of :func:`_series_stack` (its tangent is the next derivative's)."""
-    coeffs = np.asarray(rows, dtype=np.float64).reshape(len(rows), -1)
-
-    @jax.custom_jvp
-    def f(theta2):
-        small = theta2 < threshold
-        safe = jnp.where(small, jnp.full_like(theta2, threshold), theta2)
-        stacked = jnp.broadcast_to(theta2, (len(rows),) + theta2.shape)
-        return jnp.where(small[None], _horner_stack(coeffs, stacked), exact(safe))
-
-    @f.defjvp
-    def f_jvp(primals, tangents):
-        (theta2,), (d_theta2,) = primals, tangents
-        derivative = _analytic_stack(lambda t2: jax.jvp(exact, (t2,), (jnp.ones_like(t2),))[1],
-                                     tuple(tuple(k * c for k, c in enumerate(r))[1:] for r in rows), threshold)
-        return f(theta2), derivative(theta2) * d_theta2[None]
-
-    return f
-
-
 def sin_over_x(x: Array) -> Array:
     """``sin(x)/x``, smooth at 0 to every order."""
-    return _series_in_sq(x * x, lambda t2: jnp.sin(jnp.sqrt(t2)) / jnp.sqrt(t2),
-                         [(-1) ** k / _FACT[2 * k + 1] for k in range(_TERMS)])
+    return series_in_sq(x * x, lambda t2: jnp.sin(jnp.sqrt(t2)) / jnp.sqrt(t2),
+                        [(-1) ** k / FACT[2 * k + 1] for k in range(TERMS)])
 
 
 def one_minus_cos_over_x2(x: Array) -> Array:
     """``(1 − cos x)/x²``, smooth at 0 to every order (``2 sin²(x/2)/x²`` away from 0)."""
-    return _series_in_sq(x * x, lambda t2: 2 * jnp.sin(0.5 * jnp.sqrt(t2)) ** 2 / t2,
-                         [(-1) ** k / _FACT[2 * k + 2] for k in range(_TERMS)])
+    return series_in_sq(x * x, lambda t2: 2 * jnp.sin(0.5 * jnp.sqrt(t2)) ** 2 / t2,
+                        [(-1) ** k / FACT[2 * k + 2] for k in range(TERMS)])
 
 
 def one_minus_cos_over_x(x: Array) -> Array:
@@ -210,12 +103,12 @@ def rotvec_coefficients(theta2: Array) -> tuple[Array, Array, Array]:
     Finite with accurate derivatives of every order at θ = 0 (series to θ²⁴ where θ² < 2, closed
     forms beyond; to fourth order within ~2e-8 relative, ``tests/test_lie.py``).
     """
-    a = _series_in_sq(theta2, lambda t2: jnp.sin(jnp.sqrt(t2)) / jnp.sqrt(t2),
-                      [(-1) ** k / _FACT[2 * k + 1] for k in range(_TERMS)])
-    b = _series_in_sq(theta2, lambda t2: 2 * jnp.sin(0.5 * jnp.sqrt(t2)) ** 2 / t2,
-                      [(-1) ** k / _FACT[2 * k + 2] for k in range(_TERMS)])
-    c = _series_in_sq(theta2, lambda t2: (jnp.sqrt(t2) - jnp.sin(jnp.sqrt(t2))) / (t2 * jnp.sqrt(t2)),
-                      [(-1) ** k / _FACT[2 * k + 3] for k in range(_TERMS)])
+    a = series_in_sq(theta2, lambda t2: jnp.sin(jnp.sqrt(t2)) / jnp.sqrt(t2),
+                     [(-1) ** k / FACT[2 * k + 1] for k in range(TERMS)])
+    b = series_in_sq(theta2, lambda t2: 2 * jnp.sin(0.5 * jnp.sqrt(t2)) ** 2 / t2,
+                     [(-1) ** k / FACT[2 * k + 2] for k in range(TERMS)])
+    c = series_in_sq(theta2, lambda t2: (jnp.sqrt(t2) - jnp.sin(jnp.sqrt(t2))) / (t2 * jnp.sqrt(t2)),
+                     [(-1) ** k / FACT[2 * k + 3] for k in range(TERMS)])
     return a, b, c
 
 
@@ -310,7 +203,7 @@ def se3_log(pose: Pose) -> Vec6:
         a, b, _ = rotvec_coefficients(x)
         return (1 - a / (2 * b)) / x
 
-    d = _series_in_sq(t2, exact, [1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160], threshold=1e-1)
+    d = series_in_sq(t2, exact, [1 / 12, 1 / 720, 1 / 30240, 1 / 1209600, 1 / 47900160], threshold=1e-1)
     wt = jnp.sum(w * t, axis=-1)
     v = t - 0.5 * jnp.cross(w, t) + d[..., None] * (w * wt[..., None] - t2[..., None] * t)
     return jnp.concatenate([w, v], axis=-1)
@@ -354,7 +247,7 @@ def se3_right_jacobian(xi: Vec6, eta: Vec6) -> Vec6:
     # reductions made XLA:CPU's fusion pass take most of a soft body's gradient compile)
     shape = jnp.broadcast_shapes(xi.shape, eta.shape)
     xi, eta = jnp.broadcast_to(xi, shape), jnp.broadcast_to(eta, shape)
-    c1, c2, c3, c4 = jnp.broadcast_to(jnp.stack(_right_jacobian_coefficients(t2)), (4,) + shape)
+    c1, c2, c3, c4 = jnp.broadcast_to(jnp.stack(right_jacobian_coefficients(t2)), (4,) + shape)
     a1 = ad_apply(xi, eta)
     a2 = ad_apply(xi, a1)
     a3 = ad_apply(xi, a2)
@@ -366,45 +259,3 @@ def se3_right_jacobian(xi: Vec6, eta: Vec6) -> Vec6:
 def ad_apply(xi: Vec6, eta: Vec6) -> Vec6:
     """``ad_ξ η`` without forming the 6×6 matrix."""
     return se3_bracket(xi, eta)
-
-
-def _quotient_series(numerator: dict[int, Fraction], power: int, n_terms: int = _TERMS) -> list[float]:
-    """Coefficients in ``θ²`` of ``Σ_k numerator[k] θᵏ / θ^power`` (the low orders cancel exactly)."""
-    return [float(numerator.get(power + 2 * m, Fraction(0))) for m in range(n_terms)]
-
-
-def _trig_series(sin_coef: Fraction, sin_shift: int, cos_coef: Fraction, cos_shift: int, poly: dict[int, Fraction],
-                 order: int = 40) -> dict[int, Fraction]:
-    """Power series of ``sin_coef θ^sin_shift sin θ + cos_coef θ^cos_shift cos θ + Σ poly[k] θᵏ``."""
-    out: dict[int, Fraction] = dict(poly)
-    for k in range(order):
-        s_pow, c_pow = 2 * k + 1 + sin_shift, 2 * k + cos_shift
-        out[s_pow] = out.get(s_pow, Fraction(0)) + sin_coef * Fraction((-1) ** k, _FACT_BIG[2 * k + 1])
-        out[c_pow] = out.get(c_pow, Fraction(0)) + cos_coef * Fraction((-1) ** k, _FACT_BIG[2 * k])
-    return out
-
-
-_FACT_BIG = [math.factorial(k) for k in range(90)]
-F = Fraction
-# Barfoot's closed forms of the SE(3) Jacobian, numerators over 2 θ^power (see se3_right_jacobian)
-_C1 = _quotient_series({k: v / 2 for k, v in _trig_series(F(-1), 1, F(-4), 0, {0: F(4)}).items()}, 2)
-_C2 = _quotient_series({k: v / 2 for k, v in _trig_series(F(-5), 0, F(1), 1, {1: F(4)}).items()}, 3)
-_C3 = _quotient_series({k: v / 2 for k, v in _trig_series(F(-1), 1, F(-2), 0, {0: F(2)}).items()}, 4)
-_C4 = _quotient_series({k: v / 2 for k, v in _trig_series(F(-3), 0, F(1), 1, {1: F(2)}).items()}, 5)
-
-
-def _right_jacobian_closed(x: Array) -> Array:
-    """Barfoot's closed forms of the four coefficients of :func:`se3_right_jacobian`, ``x = θ²``, stacked."""
-    th = jnp.sqrt(x)
-    s, c = jnp.sin(th), jnp.cos(th)
-    return jnp.stack([(4 - th * s - 4 * c) / (2 * x), (4 * th - 5 * s + th * c) / (2 * x * th),
-                      (2 - th * s - 2 * c) / (2 * x * x), (2 * th - 3 * s + th * c) / (2 * x * x * th)])
-
-
-def _right_jacobian_coefficients(t2: Array) -> tuple[Array, Array, Array, Array]:
-    """Coefficients of ``T = 1 − c1 ad + c2 ad² − c3 ad³ + c4 ad⁴`` (exact on SE(3): ``ad_ξ`` satisfies
-    ``x (x² + θ²)² = 0``), Barfoot's closed forms for θ² ≥ 2 and Taylor series to θ²⁴ below."""
-
-    # one buffer for the four (as `_jets.materialize`): without it one FD of a PCS rod ran 5-10 % slower
-    c1, c2, c3, c4 = jax.lax.optimization_barrier(_series_stack(t2, _right_jacobian_closed, (_C1, _C2, _C3, _C4)))
-    return c1, c2, c3, c4

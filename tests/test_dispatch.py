@@ -11,6 +11,7 @@ import numpy as np
 
 import kane_jax as kj
 from kane_jax import _dispatch as dispatch
+from kane_jax import _packing as packing
 from kane_jax._dispatch import entry_jit
 
 
@@ -211,7 +212,7 @@ def test_every_public_dynamics_function_is_one_compiled_program():
 
 
 def test_an_eager_call_passes_the_chains_arrays_in_few_small_buffers():
-    """Eager calls pass the chain's arrays packed (``_dispatch._pack``): JAX's dispatch costs ≈ 0.55 µs
+    """Eager calls pass the chain's arrays packed (``_packing.pack``): JAX's dispatch costs ≈ 0.55 µs
     per array argument. Every joined buffer stays ≤ 512 bytes (XLA:CPU's limit for running a program
     on the calling thread) unless it holds only larger arrays; weakly typed arrays are passed as they
     are; the leaves come back bit for bit, and the packed program gives the unpacked one's numbers."""
@@ -219,14 +220,14 @@ def test_an_eager_call_passes_the_chains_arrays_in_few_small_buffers():
 
     arm = iiwa_like()
     leaves = [x for x in jax.tree.leaves(arm) if eqx.is_array(x)]
-    packed = dispatch._pack(leaves)
+    packed = packing.pack(leaves)
     assert len(packed.buffers) < len(leaves)
     for slot, buf in zip(packed.plan, packed.buffers):
         if len(slot) > 1:
             sizes = [leaves[i].nbytes for i, _ in slot]
-            assert buf.nbytes == sum(sizes) and (buf.nbytes <= dispatch._PACK_BYTES
-                                                 or min(sizes) > dispatch._PACK_BYTES), (slot, sizes)
-    back = dispatch._unpack(packed.plan, packed.buffers)
+            assert buf.nbytes == sum(sizes) and (buf.nbytes <= packing.PACK_BYTES
+                                                 or min(sizes) > packing.PACK_BYTES), (slot, sizes)
+    back = packing.unpack(packed.plan, packed.buffers)
     assert sorted(i for slot in packed.plan for i, _ in slot) == list(range(len(leaves)))
     for a, b in zip(back, leaves):
         assert a.shape == b.shape and a.dtype == b.dtype
@@ -234,7 +235,7 @@ def test_an_eager_call_passes_the_chains_arrays_in_few_small_buffers():
     # a weakly typed leaf (its dtype follows the other operand) keeps a buffer of its own
     weak = [jnp.asarray(2.0), jnp.ones(3)]
     assert weak[0].weak_type
-    assert ((0, ()),) in dispatch._pack_plan(weak)
+    assert ((0, ()),) in packing.pack_plan(weak)
     # the eager (packed) call against the same program traced with the chain as a closure (unpacked)
     rng = np.random.default_rng(3)
     q, qd, qdd = (jnp.asarray(rng.uniform(-1, 1, arm.nq)) for _ in range(3))

@@ -1,10 +1,10 @@
-"""``_jets.contract``: the element-wise ``einsum`` (no dot kernel) of the section moments and the joints."""
+"""``_small.contract``: the element-wise ``einsum`` (no dot kernel) of the section moments and the joints."""
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kane_jax._jets import contract
+from kane_jax._small import contract
 
 SPECS = [  # the forms the library uses, plus a transposed output
     ("kab,kbc->kac", [(5, 3, 3), (5, 3, 3)]), ("k,ka,kb->ab", [(5,), (5, 3), (5, 3)]),

@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from kane_jax import lie
+from kane_jax import _series, lie
 
 N_TERMS = 40
 
@@ -35,7 +35,7 @@ def _right_jacobian_series() -> list[list[Fraction]]:
              ((F(-1), 1, F(-2), 0, {0: F(2)}), 4), ((F(-3), 0, F(1), 1, {1: F(2)}), 5)]
     out = []
     for args, power in specs:
-        num = lie._trig_series(*args, order=45)  # θ powers to 90, enough for 40 terms in θ²
+        num = _series.trig_series(*args, order=45)  # θ powers to 90, enough for 40 terms in θ²
         out.append([num.get(power + 2 * m, F(0)) / 2 for m in range(N_TERMS)])
     return out
 
@@ -73,7 +73,7 @@ def test_coefficients_and_four_derivatives_match_their_taylor_series(mode):
     series = {f"rotvec_{name}": _rotvec_series(shift) for name, shift in (("a", 1), ("b", 2), ("c", 3))}
     series.update({f"right_jacobian_c{i + 1}": s for i, s in enumerate(_right_jacobian_series())})
     funcs = {f"rotvec_{name}": (lambda t, i=i: lie.rotvec_coefficients(t)[i]) for i, name in enumerate("abc")}
-    funcs.update({f"right_jacobian_c{i + 1}": (lambda t, i=i: lie._right_jacobian_coefficients(t)[i])
+    funcs.update({f"right_jacobian_c{i + 1}": (lambda t, i=i: _series.right_jacobian_coefficients(t)[i])
                   for i in range(4)})
     for name, fn in funcs.items():
         got = _derivatives(fn, POINTS, mode)

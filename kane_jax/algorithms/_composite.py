@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._jets import cross, mm, mv
 from .._modules import chain_rows, coordinate_modules, scan_modules
+from .._small import cross, mm, mv
 from .._types import Array, Float
 from ._terms import ModuleTerms
 

@@ -24,8 +24,8 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from .._jets import cross, dot, materialize, mtv, mv, sum_small
 from .._modules import chain_vector, module_rows, scan_modules
+from .._small import cross, dot, materialize, mtv, mv, sum_small
 from .._types import Array, Config, Float, Vec3
 from ._composite import composite_mass_matrix
 from ._terms import ModuleTerms, chain_terms

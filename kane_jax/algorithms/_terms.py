@@ -17,8 +17,9 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._jets import compose, mtv, place, sum_small, velocity
+from .._jets import compose, place, velocity
 from .._modules import chain_block_diagonal, has_body_coordinates, map_modules, n_rows, pad_rows
+from .._small import mtv, sum_small
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..bodies._moments import BodyMoments
 

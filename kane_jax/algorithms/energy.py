@@ -5,8 +5,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from .._dispatch import entry_jit
-from .._jets import mv
 from .._modules import map_modules
+from .._small import mv
 from .._types import Array, Config, Float, Vec3
 from ._recursion import inverse_dynamics_kernel
 from ._terms import chain_terms

@@ -6,8 +6,8 @@ import jax
 import jax.numpy as jnp
 
 from .._dispatch import entry_jit
-from .._jets import mm, mv
 from .._modules import module_coordinates, scan_modules
+from .._small import mm, mv
 from .._types import Array, Config, Float
 from ..lie import make_pose
 from ._terms import relative_poses

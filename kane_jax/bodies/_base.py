@@ -27,7 +27,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
-from .._jets import PoseJet, mtv
+from .._jets import PoseJet
+from .._small import mtv
 from .._types import Array, Config, Float, Pose, Vec3
 from ._moments import BodyMoments, ElementRule, Elements, distal_point_jets, moments
 

@@ -24,7 +24,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .._jets import PoseJet, contract, cross, materialize, mm, mtm, mtv, mv, vee_rt
+from .._jets import PoseJet, vee_rt
+from .._small import contract, cross, materialize, mm, mtm, mtv, mv
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..lie import skew
 
@@ -186,10 +187,10 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> 
     ``Σ w (a × s) × (b × s) = S (a × b)`` for ``gyro``. The same numbers as
     :func:`moments` of :func:`elements_from_pose_jets` (the oracle, tests to 1e-12) without
     forming ``∂R`` or the pairwise products of the affine fields. The sums over sections are
-    contractions written element-wise (:func:`~kane_jax._jets.contract`, no dot kernel, so that a
+    contractions written element-wise (:func:`~kane_jax._small.contract`, no dot kernel, so that a
     loop of forward dynamics compiles into one XLA:CPU kernel; batched FD of a PCS rod within the
     run-to-run spread of the ``einsum`` form, 2026-11-26); ``gen`` and ``curv`` pass through
-    :func:`~kane_jax._jets.materialize`, whose boundary XLA computes once (batched FD of a PCS rod
+    :func:`~kane_jax._small.materialize`, whose boundary XLA computes once (batched FD of a PCS rod
     2× faster, ``benchmarks/bench_soft_vs_soromox.py``, 2026-11-24).
     """
     rot, t = sections.rot, sections.trans

@@ -29,7 +29,8 @@ import numpy as np
 
 from .. import _checks
 from .._exp_jets import product_jets
-from .._jets import PoseJet, contract
+from .._jets import PoseJet
+from .._small import contract
 from .._types import Array, Config, Float, Mat3, Pose, Vec3, Vec6
 from ..lie import compose_poses, se3_bracket, se3_exp
 from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_properties: public here too)

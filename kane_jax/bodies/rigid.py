@@ -6,7 +6,8 @@ import equinox as eqx
 import jax.numpy as jnp
 
 from .. import _checks
-from .._jets import PoseJet, constant_pose_jet, mm, mtm, mtv
+from .._jets import PoseJet, constant_pose_jet
+from .._small import mm, mtm, mtv
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import make_pose
 from ._base import AbstractBody

@@ -20,7 +20,8 @@ from .. import _checks
 from .._types import Array, Config
 from ..algorithms.kinematics import tip_pose
 from ..chain import Chain
-from ..simulation.simulate import Trajectory, _first_nonfinite, simulate
+from ..simulation.simulate import simulate
+from ..simulation.trajectory import Trajectory, first_nonfinite
 from .inputs import InputSequence
 
 
@@ -67,7 +68,7 @@ def rollout(chain: Chain, q0: Config, qd0: Config, inputs: InputSequence, *, sub
     qd_all = jnp.concatenate([qd0[None].astype(q0.dtype), qds])
     return Trajectory(jnp.linspace(0.0, inputs.t1, k + 1, dtype=q0.dtype), q_all, qd_all,
                       jnp.concatenate([inputs.values, inputs.values[-1:]]).astype(q0.dtype), result,
-                      {"num_steps": jnp.sum(steps)}, _first_nonfinite(q_all, qd_all))
+                      {"num_steps": jnp.sum(steps)}, first_nonfinite(q_all, qd_all))
 
 
 def tip_reaching_cost(chain: Chain, target, *, effort: float = 1e-3, velocity: float = 1e-2) -> Callable:

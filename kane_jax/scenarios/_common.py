@@ -14,8 +14,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..simulation.simulate import Trajectory, simulate
+from ..simulation.simulate import simulate
 from ..simulation.stiffness import choose_solver
+from ..simulation.trajectory import Trajectory
 
 DEFAULT_OUT = "kane_jax_out"
 # (chain, trajectory) of each timed_simulate call inside `recording()`; None outside it

@@ -136,7 +136,7 @@ def run(t1: float | None = None, out_dir=None, *, youngs_modulus: float = 5e6, d
             modes put |λ| = 1.02e4 1/s at the initial state: Tsit5 needs 22,058 steps for 6 s, the
             Rosenbrock–W solver 5,639, 4.5× less run time, measured 2026-11-24). n_save: saved
             samples (>= 2).
-        return_trajectory: also return the chain and the :class:`~kane_jax.simulation.simulate.Trajectory`
+        return_trajectory: also return the chain and the :class:`~kane_jax.Trajectory`
             (keys ``"chain"``, ``"trajectory"``).
 
     Returns:

@@ -188,7 +188,7 @@ def run(t1: float | None = None, out_dir=None, *, windows=WINDOWS, rtol: float =
         out_dir: output folder (default ``./kane_jax_out/003-sim2``).
         windows: ends ``(T₁, T₂, T₃)`` [s] of the sub-tasks. rtol: solver tolerance (atol = rtol/10).
         n_save: saved samples. gripper_*: quadrature of the LVP gripper. plots: write the PNGs.
-        keep_trajectory: add the :class:`~kane_jax.simulation.simulate.Trajectory` as ``"trajectory"``.
+        keep_trajectory: add the :class:`~kane_jax.Trajectory` as ``"trajectory"``.
         pull_only: the tendons only pull (:class:`~kane_jax.control.PullOnly` re-allocates the PD's
             bending moments onto non-negative tensions, the elongation taking what the pulls
             give; motors and pressure as asked); False: the

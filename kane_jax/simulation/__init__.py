@@ -2,9 +2,9 @@
 
 from .rosenbrock import Ros34PW2 as Ros34PW2
 from .simulate import SOLVERS as SOLVERS
-from .simulate import SimulationError as SimulationError
-from .simulate import Trajectory as Trajectory
 from .simulate import simulate as simulate
 from .stiffness import StiffnessReport as StiffnessReport
 from .stiffness import choose_solver as choose_solver
 from .stiffness import stiffness as stiffness
+from .trajectory import SimulationError as SimulationError
+from .trajectory import Trajectory as Trajectory

@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .._jets import materialize
+from .._small import materialize
 from .._types import Array
 
 # up to this size the stage systems use the element-wise elimination, above it LAPACK

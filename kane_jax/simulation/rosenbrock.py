@@ -45,7 +45,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._jets import contract
+from .._small import contract
 from ..algorithms._recursion import dynamics_terms, solve_mass, tip_wrench
 from ..algorithms._terms import internal_force_derivatives
 from ..algorithms.actuation import generalized_input

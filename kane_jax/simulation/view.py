@@ -22,7 +22,7 @@ import numpy as np
 from ..algorithms.kinematics import body_points, forward_kinematics
 from ..chain import Chain
 from .plotting import _slices
-from .simulate import Trajectory
+from .trajectory import Trajectory
 
 RIGID = "#3a3a3a"
 SOFT = "#1f5fa8"
