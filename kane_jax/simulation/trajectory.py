@@ -54,12 +54,20 @@ class Trajectory(eqx.Module):
         """What went wrong, or ``"successful"`` (concrete, unbatched trajectories only).
 
         A non-finite state is reported with the save interval where it appeared and the coordinates
-        (of ``q`` and ``q̇``) that are not finite there.
+        (of ``q`` and ``q̇``) that are not finite there; a solve that stopped early (``max_steps``,
+        the minimum step size) with the last save point it reached (diffrax fills the later ones,
+        times included, with inf).
         """
         solver = diffrax.RESULTS[self.result]
         k = int(self.nonfinite_at)
         if k < 0:
             return solver or "successful"
+        if not np.isfinite(float(self.ts[k])):
+            # diffrax fills the save points a failed solve never reached with inf (times and states)
+            last = f"the last save reached is t = {float(self.ts[k - 1]):.6g} s (save index {k - 1})" if k > 0 else \
+                "no save point was reached"
+            text = f"the solve stopped before save index {k}; {last}, and later saves hold inf"
+            return f"{solver}; {text}" if solver else text
         bad_q = np.flatnonzero(~np.isfinite(np.asarray(self.q[k]))).tolist()
         bad_qd = np.flatnonzero(~np.isfinite(np.asarray(self.qd[k]))).tolist()
         since = f"after t = {float(self.ts[k - 1]):.6g} s and " if k > 0 else ""

@@ -127,6 +127,11 @@ def test_failure_surfaces_through_result_not_nan():
     assert traj.result == diffrax.RESULTS.max_steps_reached
     assert not bool(traj.success)
     assert "max_steps" in traj.message
+    # the save points after the stop were never reached (diffrax fills them with inf, times included):
+    # the message names the last one reached, not an "inf" time or a non-finite state
+    assert float(traj.ts[0]) == 0.0 and not np.isfinite(float(traj.ts[1])) and int(traj.nonfinite_at) == 1
+    assert "stopped before save index 1" in traj.message and "t = 0 s (save index 0)" in traj.message
+    assert "inf s" not in traj.message and "became non-finite" not in traj.message
     with pytest.raises(kj.SimulationError, match="max_steps"):
         kj.simulate(chain, Q0, ZERO, 5.0, max_steps=3, n_save=3)
 
