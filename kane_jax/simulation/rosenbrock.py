@@ -31,7 +31,7 @@ forward-dynamics evaluations, one small ``nq × nq`` LU and a share of one Jacob
 All evaluations run in one ``lax.scan`` over the stage points, so the forward dynamics is traced
 and compiled once (paper ``000_…`` Sim. 1: 29 s of compilation against ≈ 210 s for Kvaerno5).
 
-The solver reads the chain and the control law from ``args = (chain, law)``, so it works with
+The solver reads the chain and the control from ``args = (chain, control)``, so it works with
 :func:`kane_jax.simulate` (``solver="ros34pw2"``), not with arbitrary diffrax terms.
 """
 
@@ -50,6 +50,7 @@ from ..algorithms._recursion import dynamics_terms, solve_mass, tip_wrench
 from ..algorithms._terms import internal_force_derivatives
 from ..algorithms.actuation import generalized_input
 from . import _small_lu as small_lu
+from ._control import _control_law
 
 
 def _tableau() -> dict[str, np.ndarray]:
@@ -86,6 +87,12 @@ class _State(eqx.Module):
     valid: jax.Array
 
 
+def _input(args, t, q, qd):
+    """The control input ``u(t, q, q̇)`` from ``args = (chain, control)`` (``simulate``'s control forms)."""
+    chain, control = args
+    return _control_law(control, chain.nu if chain.nu else chain.nq, q.dtype)(t, q, qd)
+
+
 def _force_derivatives(args, t, y, inputs: bool):
     """``K = ∂(Q_int − Q_a)/∂q`` and ``D = ∂(Q_int − Q_a)/∂q̇`` with the input ``u`` held fixed.
 
@@ -94,21 +101,21 @@ def _force_derivatives(args, t, y, inputs: bool):
     state dependence is left out: a feedback law may contain the whole dynamics (feedback
     linearization), whose Jacobian would cost more than the steps it saves.
     """
-    chain, law = args
+    chain = args[0]
     q, qd = y
     stiffness, damping = internal_force_derivatives(chain, q, qd)
     if chain.nu == 0 or not inputs:  # Q_a = u has no q-dependence
         return stiffness, damping
-    u = law(t, q, qd)
+    u = _input(args, t, q, qd)
     return stiffness - jax.jacfwd(lambda x: generalized_input(chain, x, u))(q), damping
 
 
 def _evaluate(args, t, y):
     """``f(t, y) = (q̇, q̈)`` and ``M(q)`` from one pass of the module terms."""
-    chain, law = args
+    chain = args[0]
     q, qd = y
     dtype = jnp.result_type(q, qd)
-    force = generalized_input(chain, q, law(t, q, qd))
+    force = generalized_input(chain, q, _input(args, t, q, qd))
     mass, bias = dynamics_terms(chain, q, qd, gravity=jnp.asarray(chain.gravity, dtype),
                                 tip=tip_wrench(None, None, dtype))
     return (qd, solve_mass(mass, force - bias)), mass
@@ -134,7 +141,7 @@ class Ros34PW2(diffrax.AbstractAdaptiveSolver):
     """ROS34PW2 Rosenbrock–W method with the chain's structured Jacobian (see the module docstring).
 
     Use through :func:`kane_jax.simulate` (``solver="ros34pw2"`` or an instance): the steps read
-    ``args = (chain, control law)`` as ``simulate`` passes them. Order 3 (embedded order 2),
+    ``args = (chain, control)`` as ``simulate`` passes them. Order 3 (embedded order 2),
     L-stable, for stiff chains whose stiffness sits in the internal and input forces.
 
     Fields:

@@ -54,23 +54,32 @@ def _eager() -> bool:
 _accelerations = eqx.filter_jit(forward_dynamics_kernel)
 
 
+@eqx.filter_jit
+def _generalized_force(chain, control, t, q, qd):
+    """The control law's generalized force at ``(t, q, q̇)``: like the accelerations, one trace per
+    solve (a feedback law such as a PFBL is a dynamics program of its own; traced at each of
+    diffrax's call sites it was a third of `003-sim1`'s compile)."""
+    size = chain.nu if chain.nu else chain.nq
+    return generalized_input(chain, q, _control_law(control, size, q.dtype)(t, q, qd))
+
+
 def _full_field(t, y, args):
-    chain, law = args
+    chain, control = args
     q, qd = y
-    return qd, _accelerations(chain, q, qd, generalized_input(chain, q, law(t, q, qd)))
+    return qd, _accelerations(chain, q, qd, _generalized_force(chain, control, t, q, qd))
 
 
 def _explicit_field(t, y, args):
     # non-stiff part for IMEX solvers: inertia, gravity and input (the bias without internal forces)
-    chain, law = args
+    chain, control = args
     q, qd = y
-    force = generalized_input(chain, q, law(t, q, qd))
-    return jnp.zeros_like(q), _accelerations(chain, q, qd, force, internal=False)
+    return jnp.zeros_like(q), _accelerations(chain, q, qd, _generalized_force(chain, control, t, q, qd),
+                                             internal=False)
 
 
 def _implicit_field(t, y, args):
     # stiff part for IMEX solvers: q̇ = v and the elastic/damping forces of joints and bodies
-    chain, _ = args
+    chain = args[0]
     q, qd = y
     return qd, solve_mass(mass_matrix_kernel(chain, q), -chain_vector(chain, internal_forces(chain, q, qd)))
 
@@ -96,7 +105,7 @@ def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max
     else:
         terms = diffrax.ODETerm(_full_field)
     sol = diffrax.diffeqsolve(
-        terms, solver, t0, t1, dt0, y0, args=(chain, law), saveat=diffrax.SaveAt(ts=ts),
+        terms, solver, t0, t1, dt0, y0, args=(chain, control), saveat=diffrax.SaveAt(ts=ts),
         stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=throw, progress_meter=meter)
     q, qd = sol.ys
     u = jax.vmap(law)(sol.ts, q, qd)
