@@ -21,7 +21,7 @@ from .._types import Array, Config, Float, Pose, Vec3
 from . import materials as mat
 from ._base import AbstractPointBody
 from .frames import frame_from_points
-from .lvp_primitives import AbstractPrimitive
+from .lvp_primitives import AbstractPrimitive, Bend
 from .quadrature import gauss_legendre
 
 
@@ -91,6 +91,7 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
     weights: Float[Array, " K"]
     nq: int = eqx.field(static=True)
     slices: tuple[tuple[int, int], ...] = eqx.field(static=True)
+    section_size: int = eqx.field(static=True)
 
     def __init__(self, primitives: Sequence[AbstractPrimitive], length=0.1, radius=0.02, density=1000.0,
                  material=None, *, inner_radius=0.0, order=4, n_radial=2, n_angular=4):
@@ -122,12 +123,10 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
         self.points, self.volumes = tube_rule(length, radius, r_in, order=order, n_radial=n_radial,
                                               n_angular=n_angular)
         self.weights = density * self.volumes
+        self.section_size = int(n_radial) * int(n_angular)  # tube_rule's points, section by section
 
     def position(self, q: Config, s: Array) -> Vec3:
-        x = jnp.stack([self.length * s[0], s[1], s[2]])
-        for prim, (a, b) in zip(self.primitives, self.slices):
-            x = prim.apply(q[a:b], x, self.length, self.radius)
-        return x
+        return self._map(q, s, self.primitives, self.slices)
 
     def _frame_coords(self) -> Float[Array, "3 3"]:
         """Material coordinates of the three distal points that define ``{S_i}`` (eqs. 4–7)."""
@@ -141,8 +140,75 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
     def points_and_tip(self, q: Config) -> tuple[Float[Array, "K 3"], Pose]:
         # the quadrature points and the three frame points in one vmapped map: one trace of the
         # primitives instead of four, which shortens every derivative of the moments
-        x = jax.vmap(lambda s: self.position(q, s))(jnp.concatenate([self.points, self._frame_coords()]))
+        s_all = jnp.concatenate([self.points, self._frame_coords()])
+        k = self._shared_bend()
+        if k is None:
+            x = jax.vmap(lambda s: self.position(q, s))(s_all)
+        else:
+            # the first Bend's axial terms once per cross-section (tube_rule's sections and the
+            # distal face) instead of once per point
+            reps = jnp.concatenate([self.points[:: self.section_size], self._frame_coords()[:1]])
+            per_section = jax.vmap(lambda s: self._section_terms(q, s, k))(reps)
+            n_sec = self.points.shape[0] // self.section_size
+            section_of = np.concatenate([np.repeat(np.arange(n_sec), self.section_size), np.full(3, n_sec)])
+            per_point = jax.tree.map(lambda v: v[section_of], per_section)
+            x = jax.vmap(lambda s, tk: self._point(q, s, k, tk))(s_all, per_point)
         return x[:-3], frame_from_points(x[-3], x[-2], x[-1])
+
+    def deformation_gradients(self, q: Config) -> Float[Array, "K 3 3"]:
+        k = self._shared_bend()
+        if k is None:
+            return super().deformation_gradients(q)
+        # ∂x/∂s point by point, the first Bend's axial terms and their derivative along σ (the only
+        # coordinate they depend on) once per cross-section
+        reps = self.points[:: self.section_size]
+        e_sigma = jnp.zeros_like(reps[0]).at[0].set(1)
+        terms, dterms = jax.vmap(lambda s: jax.jvp(lambda x: self._section_terms(q, x, k), (s,), (e_sigma,)))(reps)
+        section_of = np.repeat(np.arange(reps.shape[0]), self.section_size)
+        terms, dterms = jax.tree.map(lambda v: v[section_of], (terms, dterms))
+
+        def jacobian(s, tk, dtk):
+            def column(e):
+                return jax.jvp(lambda x, t: self._point(q, x, k, t), (s, tk),
+                               (e, jax.tree.map(lambda d: d * e[0], dtk)))[1]
+            return jax.vmap(column, out_axes=1)(jnp.eye(3, dtype=s.dtype))
+
+        jac = jax.vmap(jacobian)(self.points, terms, dterms)
+        return jnp.einsum("kij,jl->kil", jac, self.reference_inverse())
+
+    def _shared_bend(self) -> int | None:
+        """Index of the first :class:`Bend` if every primitive before it keeps cross-sections plane
+        (``keeps_sections``): its axial terms are then the same for all points of a section. None
+        as well when ``points`` is not whole sections of ``section_size`` (replaced by a user)."""
+        if self.points.shape[0] % self.section_size:
+            return None
+        for i, prim in enumerate(self.primitives):
+            if isinstance(prim, Bend):
+                return i
+            if not prim.keeps_sections:
+                return None
+        return None
+
+    def _section_terms(self, q: Config, s: Array, k: int):
+        """The axial terms of ``primitives[k]`` (a Bend) for the section of material point ``s``."""
+        a, b = self.slices[k]
+        xk = self._map(q, s, self.primitives[:k], self.slices[:k])
+        return self.primitives[k].section_terms(q[a:b], xk[0] / self.length, self.length)
+
+    def _point(self, q: Config, s: Array, k: int, terms) -> Vec3:
+        """:meth:`position` with the axial terms of ``primitives[k]`` given (same operations)."""
+        x = self._map(q, s, self.primitives[:k], self.slices[:k])
+        x = self.primitives[k].apply_in_section(x, self.length, terms)
+        return self._map_from(q, x, self.primitives[k + 1:], self.slices[k + 1:])
+
+    def _map(self, q: Config, s: Array, prims, slices) -> Vec3:
+        """The reference point of ``s`` carried through ``prims``."""
+        return self._map_from(q, jnp.stack([self.length * s[0], s[1], s[2]]), prims, slices)
+
+    def _map_from(self, q: Config, x: Vec3, prims, slices) -> Vec3:
+        for prim, (a, b) in zip(prims, slices):
+            x = prim.apply(q[a:b], x, self.length, self.radius)
+        return x
 
     def reference_inverse(self) -> Array:
         one = jnp.ones_like(self.length)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Callable
+from typing import ClassVar
 
 import equinox as eqx
 import jax
@@ -58,8 +59,17 @@ def _check_modes(modes, n_modes: int, name: str):
 
 
 class AbstractPrimitive(eqx.Module):
-    """A volume-preserving map of space parametrized by ``n_modes`` amplitudes."""
+    """A volume-preserving map of space parametrized by ``n_modes`` amplitudes.
 
+    ``keeps_sections`` (class attribute): True when the image's axial coordinate ``x'[0]`` is a
+    function of ``x[0]`` alone, so that a cross-section ``x[0] = const`` maps into one plane
+    ``x'[0] = const`` (Stretch, Twist, Shear, Cavity; not Bend, which moves the fibres of a section
+    apart). :class:`~kane_jax.bodies.lvp.LVPBody` then evaluates a following :class:`Bend`'s axial
+    terms once per cross-section instead of once per point. False for new primitives unless they
+    declare it.
+    """
+
+    keeps_sections: ClassVar[bool] = False
     n_modes: eqx.AbstractVar[int]
     modes: eqx.AbstractVar[Callable | None]
 
@@ -84,6 +94,7 @@ class AbstractPrimitive(eqx.Module):
 class Stretch(AbstractPrimitive):
     """Stretch/compression: ``x' = x + L f(σ)``, sections scaled by ``(1 + df/dσ)^{-½}``."""
 
+    keeps_sections: ClassVar[bool] = True
     n_modes: int = eqx.field(static=True)
     modes: Callable | None = eqx.field(static=True)
 
@@ -121,11 +132,21 @@ class Bend(AbstractPrimitive):
         w = jnp.asarray(w, dtype=theta.dtype)
         return length * sigma * jnp.stack([jnp.sum(w * jnp.cos(theta)), jnp.sum(w * jnp.sin(theta))])
 
-    def apply(self, a, x, length, radius):
-        lat = 1 if self.plane == "y" else 2
-        sigma = x[0] / length
+    def section_terms(self, a: Array, sigma: Array, length: Array) -> tuple[Array, Array, Array, Array]:
+        """What :meth:`apply` needs of the axial coordinate ``σ`` alone: ``θ``, ``dθ/dσ``, the backbone
+        point ``c`` and ``dc/dσ`` (the costly part: ``n_backbone`` nodes of the backbone quadrature
+        and their σ-derivative), shared by all points of a cross-section."""
         theta, dtheta = self.field_and_slope(a, sigma)
         c, dc = jax.jvp(lambda s: self._backbone(a, s, length), (sigma,), (jnp.ones_like(sigma),))
+        return theta, dtheta, c, dc
+
+    def apply(self, a, x, length, radius):
+        return self.apply_in_section(x, length, self.section_terms(a, x[0] / length, length))
+
+    def apply_in_section(self, x: Vec3, length: Array, terms: tuple[Array, Array, Array, Array]) -> Vec3:
+        """:meth:`apply` given the :meth:`section_terms` of the point's axial coordinate."""
+        lat = 1 if self.plane == "y" else 2
+        theta, dtheta, c, dc = terms
         t = jnp.stack([jnp.cos(theta), jnp.sin(theta)])
         n = jnp.stack([-jnp.sin(theta), jnp.cos(theta)])
         lam_c = (dc[0] * t[0] + dc[1] * t[1]) / length  # c'(x)·t, 1 up to the backbone quadrature error
@@ -141,6 +162,7 @@ class Bend(AbstractPrimitive):
 class Twist(AbstractPrimitive):
     """Twist about the backbone: the section at ``σ`` rotates by ``ψ(σ) = f(σ)`` [rad]."""
 
+    keeps_sections: ClassVar[bool] = True
     n_modes: int = eqx.field(static=True)
     modes: Callable | None = eqx.field(static=True)
 
@@ -157,6 +179,7 @@ class Twist(AbstractPrimitive):
 class Shear(AbstractPrimitive):
     """Transverse shear: sections translate by ``v(σ) = L f(σ)`` along ``direction`` (y or z)."""
 
+    keeps_sections: ClassVar[bool] = True
     n_modes: int = eqx.field(static=True)
     modes: Callable | None = eqx.field(static=True)
     direction: str = eqx.field(static=True)
@@ -178,6 +201,7 @@ class Cavity(AbstractPrimitive):
     Default modes ``sin((2k−1)πσ)`` (Xu & Chirikjian's inflatable chamber), zero at both ends.
     """
 
+    keeps_sections: ClassVar[bool] = True
     n_modes: int = eqx.field(static=True)
     modes: Callable | None = eqx.field(static=True)
 

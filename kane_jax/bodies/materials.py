@@ -189,14 +189,12 @@ def deformation_gradients(position, q: Config, points: Float[Array, "K 3"],
 
 def strain_energy(material: AbstractMaterial, position, q: Config, points, volumes, ref_inverse) -> Array:
     """``U(q) = Σ_k V_k W(F_k(q))`` [J] (``volumes``: reference volumes ``V_k`` [m³])."""
-    f = deformation_gradients(position, q, points, ref_inverse)
-    return volumes @ jax.vmap(material.energy_density)(f)
+    return _energy(material, _gradients_of(position, points, ref_inverse), q, volumes)
 
 
 def dissipation(material: AbstractMaterial, position, q: Config, qd: Config, points, volumes, ref_inverse) -> Array:
     """Rayleigh function ``R(q, q̇) = Σ_k V_k η W_lin(Ė_k)`` [W/2]; ``∂R/∂q̇`` is the damping force."""
-    f, f_dot = jax.jvp(lambda x: deformation_gradients(position, x, points, ref_inverse), (q,), (qd,))
-    return volumes @ jax.vmap(material.dissipation_density)(f, f_dot)
+    return _dissipation(material, _gradients_of(position, points, ref_inverse), q, qd, volumes)
 
 
 def internal_force(material: AbstractMaterial, position, q: Config, qd: Config, points, volumes, ref_inverse) -> Config:
@@ -207,12 +205,7 @@ def internal_force(material: AbstractMaterial, position, q: Config, qd: Config, 
     ``∂Ḟ/∂q̇ = ∂F/∂q``): one linearization of ``F(q)``, pointwise 3×3 stresses and one transpose,
     instead of a reverse pass through ``U`` and another through ``R``.
     """
-    f, tangent = jax.linearize(lambda x: deformation_gradients(position, x, points, ref_inverse), q)
-    f_dot = tangent(qd)
-    elastic = jax.vmap(jax.grad(material.energy_density))(f)
-    viscous = jax.vmap(jax.grad(material.dissipation_density, argnums=1))(f, f_dot)
-    (force,) = jax.linear_transpose(tangent, q)(volumes[:, None, None] * (elastic + viscous))
-    return force
+    return _internal_force(material, _gradients_of(position, points, ref_inverse), q, qd, volumes)
 
 
 @eqx.filter_jit
@@ -223,10 +216,43 @@ def tangent_matrices(material: AbstractMaterial, position, nq: int, points, volu
     Compiled (``eqx.filter_jit``): evaluated eagerly, the two Hessians would dispatch and compile
     hundreds of single operations (≈ 17 s for a variable-radius body instead of ≈ 1 s).
     """
+    return _tangent_matrices(material, _gradients_of(position, points, ref_inverse), nq, volumes)
+
+
+# the kernels take the deformation gradients as a function ``q -> (K, 3, 3)``, so that a body can
+# compute them its own way (LVPBody shares the axial terms of a cross-section)
+
+
+def _gradients_of(position, points, ref_inverse):
+    return lambda x: deformation_gradients(position, x, points, ref_inverse)
+
+
+def _energy(material: AbstractMaterial, gradients, q: Config, volumes) -> Array:
+    return volumes @ jax.vmap(material.energy_density)(gradients(q))
+
+
+def _dissipation(material: AbstractMaterial, gradients, q: Config, qd: Config, volumes) -> Array:
+    f, f_dot = jax.jvp(gradients, (q,), (qd,))
+    return volumes @ jax.vmap(material.dissipation_density)(f, f_dot)
+
+
+def _internal_force(material: AbstractMaterial, gradients, q: Config, qd: Config, volumes) -> Config:
+    f, tangent = jax.linearize(gradients, q)
+    f_dot = tangent(qd)
+    elastic = jax.vmap(jax.grad(material.energy_density))(f)
+    viscous = jax.vmap(jax.grad(material.dissipation_density, argnums=1))(f, f_dot)
+    (force,) = jax.linear_transpose(tangent, q)(volumes[:, None, None] * (elastic + viscous))
+    return force
+
+
+def _tangent_matrices(material: AbstractMaterial, gradients, nq: int, volumes) -> tuple[Array, Array]:
     z = jnp.zeros((nq,), dtype=volumes.dtype)
-    k = jax.hessian(lambda x: strain_energy(material, position, x, points, volumes, ref_inverse))(z)
-    d = jax.hessian(lambda v: dissipation(material, position, z, v, points, volumes, ref_inverse))(z)
+    k = jax.hessian(lambda x: _energy(material, gradients, x, volumes))(z)
+    d = jax.hessian(lambda v: _dissipation(material, gradients, z, v, volumes))(z)
     return k, d
+
+
+_tangent_matrices_jit = eqx.filter_jit(_tangent_matrices)
 
 
 class AbstractMaterialBody(AbstractSoftBody):
@@ -243,21 +269,22 @@ class AbstractMaterialBody(AbstractSoftBody):
     def reference_inverse(self) -> Array:
         """``(∂g₀/∂s)⁻¹``, the inverse reference Jacobian of the material coordinates (3, 3)."""
 
+    def deformation_gradients(self, q: Config) -> Float[Array, "K 3 3"]:
+        """``F_k(q)`` at the quadrature points (:func:`deformation_gradients` of :meth:`position`)."""
+        return deformation_gradients(self.position, q, self.points, self.reference_inverse())
+
     def energy(self, q: Config) -> Array:
-        return strain_energy(self.material, self.position, q, self.points, self.volumes, self.reference_inverse())
+        return _energy(self.material, self.deformation_gradients, q, self.volumes)
 
     def internal_force(self, q: Config, qd: Config) -> Config:
-        return internal_force(self.material, self.position, q, qd, self.points, self.volumes,
-                              self.reference_inverse())
+        return _internal_force(self.material, self.deformation_gradients, q, qd, self.volumes)
 
     @property
     def stiffness(self) -> Float[Array, "n n"]:
         """Tangent stiffness ``∂²U/∂q²`` at ``q = 0`` (the forces themselves are nonlinear)."""
-        return tangent_matrices(self.material, self.position, self.nq, self.points, self.volumes,
-                                self.reference_inverse())[0]
+        return _tangent_matrices_jit(self.material, self.deformation_gradients, self.nq, self.volumes)[0]
 
     @property
     def damping(self) -> Float[Array, "n n"]:
         """Kelvin–Voigt damping matrix ``∂²R/∂q̇²`` at ``q = 0``."""
-        return tangent_matrices(self.material, self.position, self.nq, self.points, self.volumes,
-                                self.reference_inverse())[1]
+        return _tangent_matrices_jit(self.material, self.deformation_gradients, self.nq, self.volumes)[1]

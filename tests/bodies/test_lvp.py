@@ -149,3 +149,56 @@ def test_bad_input():
         P.Twist(2, modes=lambda s: jnp.stack([s, s**2, s**3]))
     with pytest.raises(ValueError, match="n_modes"):
         P.Stretch(0)
+
+
+class _PlainAxial(P.Stretch):
+    """A Stretch that does not declare ``keeps_sections``: a following Bend is then evaluated per point."""
+
+    keeps_sections = False
+
+
+@pytest.mark.parametrize("prims, shared", [
+    ([P.Stretch(1), P.Bend("y", 2), P.Bend("z", 2), P.Twist(1), P.Shear("y", 1), P.Shear("z", 1)], 1),  # 003-sim1
+    ([P.Cavity(1), P.Shear("z", 1), P.Twist(2), P.Bend("y", 1), P.Bend("z", 1)], 3),
+    ([P.Bend("z", 3), P.Stretch(2)], 0),
+    ([_PlainAxial(1), P.Bend("y", 1)], None),
+    ([P.Stretch(1), P.Twist(1)], None),
+], ids=["sim003-1", "cavity-first", "bend-first", "undeclared", "no-bend"])
+def test_section_shared_bend_equals_pointwise(prims, shared, rng):
+    """The first Bend's axial terms once per cross-section (points, distal frame and deformation gradients
+    with their q-derivatives, the internal force) against the point-by-point map (`position`), 1e-13."""
+    from kane_jax.bodies import materials as mat
+    from kane_jax.bodies.frames import frame_from_points
+
+    body = LVPBody(prims, L, R, 1000.0, mat.NeoHookean(1e6, 0.5, 0.2), inner_radius=0.004, order=2, n_radial=1,
+                   n_angular=3)
+    assert body._shared_bend() == shared
+
+    def pointwise(q):
+        x = jax.vmap(lambda s: body.position(q, s))(jnp.concatenate([body.points, body._frame_coords()]))
+        return x[:-3], frame_from_points(x[-3], x[-2], x[-1])
+
+    def grads(q):
+        return mat.deformation_gradients(body.position, q, body.points, body.reference_inverse())
+
+    def force(q, qd):
+        return mat.internal_force(body.material, body.position, q, qd, body.points, body.volumes,
+                                  body.reference_inverse())
+
+    qd = jnp.asarray(rng.uniform(-1, 1, body.nq))
+    # cavity amplitudes small enough that r² + R² f > 0 on the inner nodes (r ≥ 4 mm)
+    scale = np.concatenate([np.full(b - a, 0.05 if isinstance(p, P.Cavity) else 0.3)
+                            for p, (a, b) in zip(body.primitives, body.slices)])
+    qs = jnp.stack([jnp.zeros(body.nq), jnp.asarray(rng.uniform(-1, 1, body.nq) * scale)])
+
+    def outputs(points_and_tip, gradients, internal):
+        return lambda q: (points_and_tip(q), jax.jacfwd(lambda x: points_and_tip(x)[0])(q),
+                          jax.hessian(lambda x: points_and_tip(x)[0][:, 1].sum())(q), gradients(q),
+                          jax.jacfwd(gradients)(q), internal(q, qd))
+
+    fast = jax.jit(jax.vmap(outputs(lambda q: body.points_and_tip(q), lambda q: body.deformation_gradients(q),
+                                    lambda q, v: body.internal_force(q, v))))(qs)
+    slow = jax.jit(jax.vmap(outputs(pointwise, grads, force)))(qs)
+    for a, b in zip(jax.tree.leaves(fast), jax.tree.leaves(slow)):
+        assert np.all(np.isfinite(a))
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-13 * max(1.0, float(np.max(np.abs(b)))))
