@@ -18,6 +18,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from ._shared_jit import shared_leaves_jit
 from .chain import Chain
 from .simulation.simulate import simulate
 from .simulation.trajectory import Trajectory
@@ -134,7 +135,7 @@ def _rollouts(args, batched, t1, kwargs):
     return eqx.filter_vmap(one, in_axes=(in_axes,))(args)
 
 
-@eqx.filter_jit
+@shared_leaves_jit  # a law's own copy of the chain is the chain (see kane_jax/_shared_jit.py)
 def _run(args, batched, mesh, t1, kwargs):
     if mesh is None:
         return _rollouts(args, batched, t1, kwargs)

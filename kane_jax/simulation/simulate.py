@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import _checks
 from .._modules import chain_vector
+from .._shared_jit import shared_leaves_jit
 from .._types import Config
 from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel, solve_mass
 from ..algorithms._terms import internal_forces
@@ -86,7 +87,7 @@ def _implicit_field(t, y, args):
 
 # --- the solve -----------------------------------------------------------------------------------
 
-@eqx.filter_jit
+@shared_leaves_jit  # the law's own copy of the chain is the chain: XLA merges their work
 def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter, jumps):
     dtype = y0[0].dtype
     if tolerances is None:
