@@ -65,6 +65,10 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
     ``g(q, (1, 0, 0))``, ``g(q, (1, ρ, 0))``, ``g(q, (1, 0, ρ))`` with ``ρ = R`` (paper ``003_…``
     eqs. 4–7): origin at the distal centre, x the normal of the distal face.
 
+    The first :class:`~kane_jax.bodies.lvp_primitives.Bend` evaluates its backbone quadrature once per
+    cross-section of the rule (``points`` in sections of ``section_size``) when the primitives before
+    it keep sections plane; the numbers are those of :meth:`position` point by point.
+
     Internal forces: the strain energy of ``material`` (default incompressible
     :class:`~kane_jax.bodies.materials.NeoHookean`, paper ``003_…`` §6.2, exact here because every
     primitive is isochoric) and its Kelvin–Voigt damping, integrated on :func:`tube_rule`.
@@ -183,8 +187,8 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
         if self.points.shape[0] % self.section_size:
             return None
         for i, prim in enumerate(self.primitives):
-            if isinstance(prim, Bend):
-                return i
+            if isinstance(prim, Bend):  # (a subclass that changes `apply` is applied as it is)
+                return i if type(prim).apply is Bend.apply else None
             if not prim.keeps_sections:
                 return None
         return None
