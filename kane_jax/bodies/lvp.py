@@ -152,10 +152,7 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
             # the first Bend's axial terms once per cross-section (tube_rule's sections and the
             # distal face) instead of once per point
             reps = jnp.concatenate([self.points[:: self.section_size], self._frame_coords()[:1]])
-            per_section = jax.vmap(lambda s: self._section_terms(q, s, k))(reps)
-            n_sec = self.points.shape[0] // self.section_size
-            section_of = np.concatenate([np.repeat(np.arange(n_sec), self.section_size), np.full(3, n_sec)])
-            per_point = jax.tree.map(lambda v: v[section_of], per_section)
+            per_point = self._to_points(jax.vmap(lambda s: self._section_terms(q, s, k))(reps), frame=True)
             x = jax.vmap(lambda s, tk: self._point(q, s, k, tk))(s_all, per_point)
         return x[:-3], frame_from_points(x[-3], x[-2], x[-1])
 
@@ -168,8 +165,7 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
         reps = self.points[:: self.section_size]
         e_sigma = jnp.zeros_like(reps[0]).at[0].set(1)
         terms, dterms = jax.vmap(lambda s: jax.jvp(lambda x: self._section_terms(q, x, k), (s,), (e_sigma,)))(reps)
-        section_of = np.repeat(np.arange(reps.shape[0]), self.section_size)
-        terms, dterms = jax.tree.map(lambda v: v[section_of], (terms, dterms))
+        terms, dterms = self._to_points((terms, dterms), frame=False)
 
         def jacobian(s, tk, dtk):
             def column(e):
@@ -192,6 +188,15 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
             if not prim.keeps_sections:
                 return None
         return None
+
+    def _to_points(self, per_section, *, frame: bool):
+        """Per-section values (leading axis: the rule's sections, then the distal face if ``frame``)
+        repeated for each point of their section (the three frame points last)."""
+        n_sec = self.points.shape[0] // self.section_size
+        section_of = np.repeat(np.arange(n_sec), self.section_size)
+        if frame:
+            section_of = np.concatenate([section_of, np.full(3, n_sec)])
+        return jax.tree.map(lambda v: v[section_of], per_section)
 
     def _section_terms(self, q: Config, s: Array, k: int):
         """The axial terms of ``primitives[k]`` (a Bend) for the section of material point ``s``."""
