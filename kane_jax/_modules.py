@@ -69,16 +69,29 @@ def group_by_structure(items) -> list[list[int]]:
 
 
 def stack(items) -> Any:
-    """Items of one structure as one pytree whose array leaves have a leading axis over the items."""
-    dyns = [eqx.filter(x, eqx.is_array) for x in items]
-    static = eqx.filter(items[0], eqx.is_array, inverse=True)
-    return eqx.combine(jax.tree.map(lambda *xs: jnp.stack([jnp.asarray(x) for x in xs]), *dyns), static)
+    """Items of one structure as one pytree whose array leaves have a leading axis over the items.
+
+    The items' array leaves are matched in order, so items that differ in static data only (a
+    module index ``fn`` does not read, see :func:`map_grouped`) stack too: the first's is kept.
+    """
+    dyn, static = eqx.partition(items[0], eqx.is_array)
+    leaves = [jax.tree.leaves(eqx.filter(x, eqx.is_array)) for x in items]
+    stacked = [jnp.stack([jnp.asarray(ls[k]) for ls in leaves]) for k in range(len(leaves[0]))]
+    return eqx.combine(jax.tree.unflatten(jax.tree.structure(dyn), stacked), static)
 
 
-def map_grouped(items, fn: Callable[[Any], Array]) -> list[Array]:
-    """``[fn(item) for item in items]`` with one ``vmap``-ed trace per group of identical structure."""
+def map_grouped(items, fn: Callable[[Any], Array], *, key: Callable[[Any], Any] = structure_key) -> list[Array]:
+    """``[fn(item) for item in items]`` with one ``vmap``-ed trace per group of items of equal ``key``.
+
+    The default key is the whole structure (:func:`structure_key`); a coarser key must still group
+    only items that stack (same array shapes) and whose static parts ``fn`` does not read, since
+    the group runs with the first item's.
+    """
     out: list = [None] * len(items)
-    for idx in group_by_structure(items):
+    groups: dict[Any, list[int]] = {}
+    for i, item in enumerate(items):
+        groups.setdefault(key(item), []).append(i)
+    for idx in groups.values():
         if len(idx) == 1:
             out[idx[0]] = fn(items[idx[0]])
             continue

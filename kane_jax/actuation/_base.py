@@ -30,6 +30,20 @@ class AbstractActuator(eqx.Module):
     def work_coordinates(self, chain: Chain, q: Config) -> Float[Array, " nu"]:
         """``h(q)``: the quantities whose virtual change times ``u`` is the actuator's virtual work."""
 
+    def local_module(self) -> int | None:
+        """The one module whose coordinates alone determine ``h``, or ``None`` (the default).
+
+        An actuator that names one (a chamber in a body, a tendon within one body) also gives
+        :meth:`module_work_coordinates`; the chain then evaluates such actuators on identical
+        modules (the three chambers of three equal sections) as one ``vmap``, one trace of the
+        body's geometry instead of one per module.
+        """
+        return None
+
+    def module_work_coordinates(self, joint, body, q_module: Config) -> Float[Array, " nu"]:
+        """``h`` from the coordinates ``q_module`` (joint's, then body's) of :meth:`local_module`."""
+        raise NotImplementedError(f"{type(self).__name__} names a local module but gives no module_work_coordinates.")
+
 
 class JointMotor(AbstractActuator):
     """Motors acting directly on coordinates ``indices`` of the chain (``h = q[indices]``).

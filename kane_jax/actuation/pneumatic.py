@@ -56,8 +56,17 @@ class PneumaticChambers(AbstractActuator):
         """Current chamber volumes ``V(q)`` [m³]."""
         if self.module >= chain.n_modules:
             raise ValueError(f"PneumaticChambers `module`={self.module} out of range for {chain.n_modules} modules.")
-        joint, body = chain.module(self.module)
-        qb = q[chain.coordinate_slice(self.module)][joint.nq:]
+        return self.module_work_coordinates(*chain.module(self.module), q[chain.coordinate_slice(self.module)])
+
+    def work_coordinates(self, chain: Chain, q: Config) -> Float[Array, " nu"]:
+        return self.volumes(chain, q)
+
+    def local_module(self) -> int:
+        return self.module
+
+    def module_work_coordinates(self, joint, body, q_module: Config) -> Float[Array, " nu"]:
+        """The volumes from the module's own coordinates (what :meth:`volumes` evaluates)."""
+        qb = q_module[joint.nq:]
         if callable(self.volume):
             v = self.volume(body, qb)
         else:
@@ -71,6 +80,3 @@ class PneumaticChambers(AbstractActuator):
         if v.shape != (self.nu,):
             raise ValueError(f"PneumaticChambers: volumes must have shape ({self.nu},) (`n_chambers`), got {v.shape}.")
         return v
-
-    def work_coordinates(self, chain: Chain, q: Config) -> Float[Array, " nu"]:
-        return self.volumes(chain, q)

@@ -110,17 +110,21 @@ class Tendon(AbstractActuator):
         """Tendon length ``L(q)`` [m]."""
         if max(self.modules) >= chain.n_modules:
             raise ValueError(f"Tendon `modules` {self.modules} out of range for a chain of {chain.n_modules} modules.")
+        return self._length([chain.module(i) for i in self.modules],
+                            [q[chain.coordinate_slice(i)] for i in self.modules])
+
+    def _length(self, modules, coordinates) -> Array:
+        """``L`` from the routed modules' ``(joint, body)`` and coordinates, in routing order."""
         xs, ws = gauss_legendre(self.order)
-        xs = jnp.asarray(xs, dtype=q.dtype)
-        total = jnp.zeros((), dtype=q.dtype)
-        pose = jnp.eye(4, dtype=q.dtype)  # current body's proximal frame in the first one's
+        dtype = coordinates[0].dtype
+        xs = jnp.asarray(xs, dtype=dtype)
+        total = jnp.zeros((), dtype=dtype)
+        pose = jnp.eye(4, dtype=dtype)  # current body's proximal frame in the first one's
         exit_point = None
-        for j, i in enumerate(self.modules):
-            joint, body = chain.module(i)
+        for j, ((joint, body), qi) in enumerate(zip(modules, coordinates)):
             if not isinstance(body, AbstractSoftBody):
-                raise ValueError(f"Tendon routed through module {i}, whose body {type(body).__name__} "
+                raise ValueError(f"Tendon routed through module {self.modules[j]}, whose body {type(body).__name__} "
                                  "is not a soft body.")
-            qi = q[chain.coordinate_slice(i)]
             qj, qb = qi[: joint.nq], qi[joint.nq:]
             if j > 0:
                 pose = pose @ joint.transform(qj)
@@ -130,12 +134,21 @@ class Tendon(AbstractActuator):
 
             speed = jax.vmap(lambda s: _safe_norm(jax.jvp(path, (s,), (jnp.ones_like(s),))[1]))(xs)
             total = total + jnp.asarray(ws) @ speed
-            entry = pose[:3, :3] @ path(jnp.zeros((), q.dtype)) + pose[:3, 3]
+            if len(modules) == 1:  # one body: no segment across a joint
+                break
+            entry = pose[:3, :3] @ path(jnp.zeros((), dtype)) + pose[:3, 3]
             if exit_point is not None:
                 total = total + _safe_norm(entry - exit_point)
-            exit_point = pose[:3, :3] @ path(jnp.ones((), q.dtype)) + pose[:3, 3]
+            exit_point = pose[:3, :3] @ path(jnp.ones((), dtype)) + pose[:3, 3]
             pose = pose @ body.tip(qb)
         return total
 
     def work_coordinates(self, chain: Chain, q: Config) -> Float[Array, "1"]:
         return -self.length(chain, q)[None]
+
+    def local_module(self) -> int | None:
+        """The routed module when the tendon runs within one body (it then depends on that body only)."""
+        return self.modules[0] if len(self.modules) == 1 else None
+
+    def module_work_coordinates(self, joint, body, q_module: Config) -> Float[Array, "1"]:
+        return -self._length([(joint, body)], [q_module])[None]

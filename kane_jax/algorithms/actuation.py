@@ -9,11 +9,14 @@ serve the controllers, the statics and the simulation; :func:`actuation_matrix` 
 
 from __future__ import annotations
 
+import dataclasses
+
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from .._dispatch import entry_jit
-from .._modules import map_grouped
+from .._modules import map_grouped, structure_key
 from .._types import Array, Config, Float
 
 
@@ -21,11 +24,44 @@ def work_coordinates(chain, q: Config) -> Float[Array, " nu"]:
     """All actuators' work coordinates ``h(q)``, concatenated in the order of ``chain.actuators``.
 
     Actuators that differ only in their parameters (the three tendons of one body, say) are
-    evaluated by one ``vmap``: one trace of the body's geometry instead of one per actuator.
+    evaluated by one ``vmap``: one trace of the body's geometry instead of one per actuator. So are
+    module-local actuators (``local_module()``: a body's chambers, a tendon within one body) of the
+    same kind on identical modules, whatever the module: 000-sim1's chambers in three equal
+    sections, 003-sim1's nine tendons in three equal bodies.
     """
     if not chain.actuators:
         return jnp.zeros((0,), dtype=q.dtype)
-    return jnp.concatenate(map_grouped(list(chain.actuators), lambda a: a.work_coordinates(chain, q)))
+    acts = list(chain.actuators)
+    local = [i for i, a in enumerate(acts) if a.local_module() is not None]
+    out = [None] * len(acts)
+    global_ = [i for i in range(len(acts)) if i not in local]
+    for i, h in zip(global_, map_grouped([acts[i] for i in global_], lambda a: a.work_coordinates(chain, q))):
+        out[i] = h
+    items = []
+    for i in local:
+        m = acts[i].local_module()
+        if m >= chain.n_modules:
+            raise ValueError(f"{type(acts[i]).__name__} (actuators[{i}]) acts on module {m}, out of range for "
+                             f"{chain.n_modules} modules.")
+        items.append((acts[i], *chain.module(m), q[chain.coordinate_slice(m)]))
+    hs = map_grouped(items, lambda it: it[0].module_work_coordinates(*it[1:]), key=_local_key)
+    for i, h in zip(local, hs):
+        out[i] = h
+    return jnp.concatenate(out)
+
+
+def _local_key(item) -> tuple:
+    """Group key of ``(actuator, joint, body, q_module)``: the whole structure but the module index."""
+    act, *module = item
+    names = {f.name for f in dataclasses.fields(act) if f.metadata.get("static", False)}
+    static = tuple((n, getattr(act, n)) for n in sorted(names - {"module", "modules"}))
+    arrays = tuple((tuple(x.shape), str(x.dtype)) for x in jax.tree.leaves(eqx.filter(act, eqx.is_array)))
+    key = (type(act), static, arrays, structure_key(tuple(module)))
+    try:
+        hash(key)
+    except TypeError:
+        return ("unique", id(act))
+    return key
 
 
 def input_matrix(chain, q: Config) -> Float[Array, "nq nu"]:

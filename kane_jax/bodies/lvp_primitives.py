@@ -41,6 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .._small import det3
 from .._types import Array, Float, Vec3
 from .quadrature import gauss_legendre
 
@@ -227,4 +228,4 @@ Source = Cavity
 
 def primitive_jacobian_det(primitive: AbstractPrimitive, a: Float[Array, " n"], x: Vec3, length, radius) -> Array:
     """``det ∂X'/∂X`` of one primitive at point ``x`` (= 1 for an LVP map)."""
-    return jnp.linalg.det(jax.jacfwd(lambda p: primitive.apply(a, p, length, radius))(x))
+    return det3(jax.jacfwd(lambda p: primitive.apply(a, p, length, radius))(x))

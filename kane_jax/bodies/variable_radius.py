@@ -9,11 +9,11 @@ energy integrated over a volumetric quadrature (:mod:`kane_jax.bodies.materials`
 from __future__ import annotations
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
+from .._small import det3
 from .._types import Array, Config, Float, Pose, Vec3
 from ..lie import make_pose, one_minus_cos_over_x, rot_axis, sin_over_x
 from . import materials as mat
@@ -183,11 +183,9 @@ class VariableRadiusPCC(mat.AbstractMaterialBody, AbstractPointBody):
         mirror = jnp.array([1.0, -1.0, 1.0], dtype=self.chamber_points.dtype)
         ref_inv = self.reference_inverse()
 
-        def volume(pts):
-            f = mat.deformation_gradients(self.position, q, pts, ref_inv)
-            return self.chamber_weights @ jax.vmap(jnp.linalg.det)(f)
-
-        return jnp.stack([volume(self.chamber_points), volume(self.chamber_points * mirror[None, :])])
+        pts = jnp.concatenate([self.chamber_points, self.chamber_points * mirror[None, :]])
+        dets = det3(mat.deformation_gradients(self.position, q, pts, ref_inv)).reshape(2, -1)
+        return jnp.sum(self.chamber_weights[None, :] * dets, axis=1)
 
     def points_and_tip(self, q: Config) -> tuple[Float[Array, "K 3"], Pose]:
         return mapped_points(self, q), self.tip(q)

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import kane_jax as kj
+from kane_jax.algorithms.actuation import work_coordinates
 from kane_jax.bodies import lvp_primitives as P
 from kane_jax.bodies.lvp import LVPBody
 from kane_jax.bodies.variable_radius import VariableRadiusPCC
@@ -57,3 +58,31 @@ def test_bad_input():
     chain = kj.Chain([(kj.Fixed(), VariableRadiusPCC(**VR))], actuators=[kj.PneumaticChambers(0, 3)])
     with pytest.raises(ValueError, match="n_chambers"):
         kj.actuation_matrix(chain, jnp.zeros(4))
+
+
+def test_chambers_of_identical_modules_share_one_trace(rng):
+    # three equal sections (000-sim1's shape), chambers listed out of module order: one vmapped trace
+    # of the volumes, values and A(q) equal to the per-actuator evaluation
+    traces = []
+
+    def volume(body, qb):
+        traces.append(1)
+        return body.chamber_volumes(qb)
+
+    body = VariableRadiusPCC(**VR)
+    acts = [kj.PneumaticChambers(m, 2, volume=volume) for m in (2, 0, 1)]
+    chain = kj.Chain([(kj.Fixed(), body)] * 3, actuators=acts)
+    q = jnp.asarray(rng.normal(size=chain.nq)) * jnp.tile(jnp.array([0.5, 0.02, 0.003, 0.003]), 3)
+    grouped = jax.jit(lambda x: work_coordinates(chain, x))
+    jax.make_jaxpr(grouped)(q)
+    assert len(traces) == 1
+    alone = jnp.concatenate([a.volumes(chain, q) for a in acts])
+    np.testing.assert_allclose(grouped(q), alone, rtol=1e-14, atol=0)
+    a = jax.jit(lambda x: kj.actuation_matrix(chain, x))(q)
+    np.testing.assert_allclose(a, jnp.concatenate([jax.jacfwd(lambda x, c=c: c.volumes(chain, x))(q) for c in acts]).T,
+                               rtol=1e-13, atol=1e-18)
+    # chamber k's inputs act on module m's coordinates only
+    for k, m in enumerate((2, 0, 1)):
+        rows = np.zeros(chain.nq, bool)
+        rows[4 * m: 4 * m + 4] = True
+        np.testing.assert_array_equal(np.asarray(a[~rows, 2 * k: 2 * k + 2]), 0.0)

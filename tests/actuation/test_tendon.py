@@ -92,3 +92,18 @@ def test_grouped_work_coordinates_keep_the_actuators_order(rng):
     alone = jnp.concatenate([jax.jit(lambda x, a=a: a.work_coordinates(chain, x))(q) for a in acts])
     assert grouped.shape == (7,)
     np.testing.assert_allclose(grouped, alone, rtol=1e-14, atol=1e-16)
+
+
+def test_tendons_within_identical_bodies_evaluate_together(rng):
+    # 003-sim1's pattern: tendons each within one of three equal bodies (one vmap over the bodies),
+    # with a tendon through two bodies in between; values and A(q) equal the per-actuator ones
+    acts = [kj.Tendon(m, [(0.01 * np.cos(a), 0.01 * np.sin(a))], order=3) for m in (0, 1, 2) for a in (0.3, 2.4)]
+    acts.insert(3, kj.Tendon([1, 2], [(0.0, 0.008), (0.0, 0.008)], order=3))
+    chain = kj.Chain([(kj.Fixed(), _cc())] * 3, actuators=acts)
+    q = jnp.asarray(rng.normal(size=chain.nq) * 0.3)
+    grouped = jax.jit(lambda x: work_coordinates(chain, x))(q)
+    alone = jnp.concatenate([a.work_coordinates(chain, q) for a in acts])
+    np.testing.assert_allclose(grouped, alone, rtol=1e-14, atol=1e-16)
+    a = jax.jit(lambda x: kj.actuation_matrix(chain, x))(q)
+    np.testing.assert_allclose(a, _fd_jacobian(lambda x: np.asarray(work_coordinates(chain, x)), q).T,
+                               rtol=1e-6, atol=1e-10)
