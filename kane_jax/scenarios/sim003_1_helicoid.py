@@ -99,9 +99,11 @@ def tips(chain: Chain, q) -> jax.Array:
     return forward_kinematics(chain, q)[:, :3, 3]
 
 
-def _static_residual(q, x_ref, chain: Chain):
-    """``ID(q, 0, 0) − Σ_i J_iᵀ K (x_i* − x_i(q))`` (eq. 55 with a Cartesian regulator)."""
-    spring = jax.grad(lambda x: 0.5 * K_REGULATOR * jnp.sum((x_ref - tips(chain, x)) ** 2))(q)
+def _static_residual(q, reference, chain: Chain):
+    """``ID(q, 0, 0) − Σ_i J_iᵀ k (x_i* − x_i(q))`` (eq. 55 with a Cartesian regulator);
+    ``reference = (x*, k)``, default gain ``K_REGULATOR``; ``k = 0`` leaves the free hanging statics."""
+    x_ref, gain = reference if isinstance(reference, tuple) else (reference, K_REGULATOR)
+    spring = jax.grad(lambda x: 0.5 * gain * jnp.sum((x_ref - tips(chain, x)) ** 2))(q)
     # the ID at q̇ = q̈ = 0 without tracing velocity terms (the ID kernel's qd=None: configuration-only jets)
     return inverse_dynamics_kernel(chain, q, None, None) + spring
 
@@ -110,32 +112,36 @@ def _static_residual(q, x_ref, chain: Chain):
 def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float = 1e-10):
     """The hanging equilibrium, the sampled circle references and the statics along them.
 
-    Returns ``(q_rest, x_ref (S, 3, 3), q_eq (S, nq), steps (S,), ok (S,))``: Newton for the rest
-    configuration, then Levenberg–Marquardt at each sample, warm-started from the previous equilibrium.
+    Returns ``(q_rest, x_ref (S, 3, 3), q_eq (S, nq), steps (S + 1,), ok (S + 1,))`` (``steps`` and
+    ``ok``: the rest configuration first): Levenberg–Marquardt on the static residual for the rest
+    configuration (regulator gain 0, from the straight arm), then at each sample, warm-started from
+    the previous equilibrium — one solver program for all ``S + 1`` solves. (The rest state had a
+    Newton solve of its own, a second compiled program of the residual and its Jacobian: 33.5 s of
+    the statics' compile, pinned, 2026-11-27.)
     """
-    solver = optx.Newton(rtol=rtol, atol=rtol)
-    zero = jnp.zeros(chain.nq)
-    rest = optx.root_find(lambda q, _: inverse_dynamics_kernel(chain, q, None, None), solver, zero, max_steps=50).value
-    x0 = tips(chain, rest)
     phase = 2 * jnp.pi * jnp.arange(n_samples) / n_samples
     radii = jnp.asarray(CIRCLE_RADII)
     offs = jnp.stack([jnp.cos(phase) - 1, jnp.sin(phase), jnp.zeros_like(phase)], axis=1)  # (S, 3)
-    x_ref = x0[None] + radii[None, :, None] * offs[:, None, :]
-
     trust = optx.LevenbergMarquardt(rtol=rtol, atol=rtol)
 
-    def step(q, xr):
+    def step(carry, k):
         # Newton's steps inside a trust region (Levenberg–Marquardt on the residual): plain Newton
         # overshoots into the bending primitives' domain limit when the references pull hard
         # jac="bwd": the Jacobian materialized by reverse mode; the default forward linearization kept
         # every intermediate of the residual in the solver's loop state (first call 585 -> 315 s,
         # XLA compile 525 -> 238 s, run 17.5 -> 21.4 s; equilibria equal to 7e-14; 2026-11-26)
-        sol = optx.least_squares(lambda x, a: _static_residual(x, a, chain), trust, q, args=xr, max_steps=200,
-                                 throw=False, options=dict(jac="bwd"))
-        return sol.value, (sol.value, sol.stats["num_steps"], sol.result == optx.RESULTS.successful)
+        q, x0 = carry
+        rest = k == 0
+        xr = x0 + radii[:, None] * offs[jnp.maximum(k - 1, 0)][None, :]  # (3 tips, 3)
+        gain = jnp.where(rest, 0.0, K_REGULATOR)
+        sol = optx.least_squares(lambda x, a: _static_residual(x, a, chain), trust, q, args=(xr, gain),
+                                 max_steps=200, throw=False, options=dict(jac="bwd"))
+        x0 = jnp.where(rest, tips(chain, sol.value), x0)
+        return (sol.value, x0), (sol.value, xr, sol.stats["num_steps"], sol.result == optx.RESULTS.successful)
 
-    _, (q_eq, steps, ok) = jax.lax.scan(step, rest, x_ref)
-    return rest, x_ref, q_eq, steps, ok
+    init = (jnp.zeros(chain.nq), jnp.zeros((3, 3)))
+    _, (qs, x_ref, steps, ok) = jax.lax.scan(step, init, jnp.arange(n_samples + 1))
+    return qs[0], x_ref[1:], qs[1:], steps, ok
 
 
 class FourierReference(eqx.Module):
@@ -204,7 +210,9 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
     jax.block_until_ready(q_eq)
     statics_s = time.perf_counter() - start
     if not bool(jnp.all(ok)):
-        raise RuntimeError(f"{NAME}: Newton did not converge at statics samples {np.flatnonzero(~np.asarray(ok))}.")
+        bad = np.flatnonzero(~np.asarray(ok))
+        where = (["the rest state"] if bad[0] == 0 else []) + [f"sample {i - 1}" for i in bad if i > 0]
+        raise RuntimeError(f"{NAME}: the statics did not converge at {', '.join(where)}.")
     ref_q = FourierReference.fit(q_eq, PERIOD, N_HARMONICS)
     ctrl = CollocatedPFBL(chain, ActuationReference(chain, ref_q), kp=kp, kd=kd)
     # the tendons match the PFBL's bending moments (Bend y/z coordinates of each body, q[8b+1 : 8b+5]);
