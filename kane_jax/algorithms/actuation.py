@@ -31,12 +31,44 @@ def work_coordinates(chain, q: Config) -> Float[Array, " nu"]:
     """
     if not chain.actuators:
         return jnp.zeros((0,), dtype=q.dtype)
+    return jnp.concatenate(_per_actuator(chain, q, lambda h: h(q), lambda h, qm: h(qm)))
+
+
+def input_matrix(chain, q: Config) -> Float[Array, "nq nu"]:
+    """``B(q) = A(q)ᵀ = (∂h/∂q)ᵀ`` (kernel of :func:`actuation_matrix`).
+
+    A module-local actuator's rows are its module's coordinates only: its block is the forward-mode
+    Jacobian with respect to those (``003-sim1``'s tendons: 8 tangents each instead of the chain's
+    24), padded to the chain's rows; other actuators' columns are the Jacobian over all of ``q``.
+    """
+    if not chain.actuators:
+        return jnp.zeros((chain.nq, 0), dtype=q.dtype)
+    blocks = _per_actuator(chain, q, lambda h: jax.jacfwd(h)(q).T, lambda h, qm: jax.jacfwd(h)(qm).T)
+    cols = []
+    for a, block in zip(chain.actuators, blocks):
+        m = a.local_module()
+        if m is not None:  # (n_m, nu) rows of module m, zero elsewhere
+            rows = chain.coordinate_slice(m)
+            block = jnp.pad(block, ((rows.start, chain.nq - rows.stop), (0, 0)))
+        cols.append(block)
+    return jnp.concatenate(cols, axis=1)
+
+
+def _per_actuator(chain, q: Config, on_chain, on_module) -> list[Array]:
+    """``on_chain(h)`` or ``on_module(h, q_m)`` for each actuator, in the order of ``chain.actuators``.
+
+    ``h`` is the actuator's work-coordinate map: of the chain's ``q`` for ordinary actuators
+    (grouped by structure), of its module's ``q_m`` for module-local ones (grouped with the module
+    index left out, :func:`_local_key`; ``on_module`` runs under the group's ``vmap``, so it must
+    not depend on which module).
+    """
     acts = list(chain.actuators)
     local = [i for i, a in enumerate(acts) if a.local_module() is not None]
-    out = [None] * len(acts)
-    global_ = [i for i in range(len(acts)) if i not in local]
-    for i, h in zip(global_, map_grouped([acts[i] for i in global_], lambda a: a.work_coordinates(chain, q))):
-        out[i] = h
+    other = [i for i in range(len(acts)) if i not in local]
+    out: list = [None] * len(acts)
+    for i, r in zip(other, map_grouped([acts[i] for i in other],
+                                       lambda a: on_chain(lambda x: a.work_coordinates(chain, x)))):
+        out[i] = r
     items = []
     for i in local:
         m = acts[i].local_module()
@@ -44,10 +76,18 @@ def work_coordinates(chain, q: Config) -> Float[Array, " nu"]:
             raise ValueError(f"{type(acts[i]).__name__} (actuators[{i}]) acts on module {m}, out of range for "
                              f"{chain.n_modules} modules.")
         items.append((acts[i], *chain.module(m), q[chain.coordinate_slice(m)]))
-    hs = map_grouped(items, lambda it: it[0].module_work_coordinates(*it[1:]), key=_local_key)
-    for i, h in zip(local, hs):
-        out[i] = h
-    return jnp.concatenate(out)
+
+    def one(item):
+        a, joint, body, qm = item
+
+        def h(x):
+            return a.module_work_coordinates(joint, body, x)
+
+        return on_module(h, qm)
+
+    for i, r in zip(local, map_grouped(items, one, key=_local_key)):
+        out[i] = r
+    return out
 
 
 def _local_key(item) -> tuple:
@@ -62,11 +102,6 @@ def _local_key(item) -> tuple:
     except TypeError:
         return ("unique", id(act))
     return key
-
-
-def input_matrix(chain, q: Config) -> Float[Array, "nq nu"]:
-    """``B(q) = A(q)ᵀ = (∂h/∂q)ᵀ`` (kernel of :func:`actuation_matrix`)."""
-    return jax.jacfwd(lambda x: work_coordinates(chain, x))(q).T.reshape(chain.nq, chain.nu)
 
 
 def input_force(chain, q: Config, u: Float[Array, " nu"]) -> Config:
