@@ -15,9 +15,10 @@ The control follows the paper's two steps:
 1. **Statics by Newton on the ID** (eq. 55). The three circular tip references are sampled over
    one period; at each sample the equilibrium under gravity, elasticity and a Cartesian regulator
    ``Σ_i J_iᵀ K (x_i* − x_i(q))`` pulling each body's tip towards its reference is found by
-   Newton's method on ``ID(q, 0, 0) − Σ J_iᵀ K (x_i* − x_i)`` (optimistix, warm-started along the
-   samples). The equilibria are fitted by a truncated Fourier series in time (the references are
-   periodic), a smooth (C∞) configuration reference ``q*(t)``.
+   Newton's method in a trust region (Levenberg–Marquardt) on ``ID(q, 0, 0) − Σ J_iᵀ K (x_i* − x_i)``
+   (optimistix, warm-started along the samples; the free hanging rest state, ``K = 0``, first).
+   The equilibria are fitted by a truncated Fourier series in time (the references are periodic),
+   a smooth (C∞) configuration reference ``q*(t)``.
 2. **Collocated PFBL** (:class:`~kane_jax.control.CollocatedPFBL`) of the actuation coordinates —
    the tendon work coordinates ``y = −L(q)`` — tracking ``y*(t) = h(q*(t))``
    (:class:`~kane_jax.control.ActuationReference`); the 15 unactuated coordinates follow their
@@ -38,7 +39,8 @@ time), 432 s wall, 3.9 GB peak memory; tendon-coordinate error 1.1e-7 m at 0.5 s
 paper's law, which asks for tensions of −1.5…+1.4 N (the tendons also push). By default the
 tendons only pull (:class:`~kane_jax.control.PullOnly`, matching the bending moments; 2026-11-23):
 tensions 0…2.6 N, tendon-coordinate error 2.6 mm at 0.5 s, statics 278 s, simulation 215 s
-compile + 71.9 s run, 579 s wall.
+compile + 71.9 s run, 579 s wall. 2026-11-27 (pinned to one core, pull-only): statics 63.2 s,
+simulation 104 s compile + 47.8 s run (0.0105× real time), 236 s wall, 2.5 GB peak.
 """
 
 from __future__ import annotations
