@@ -60,11 +60,12 @@ def structure_key(tree: Any) -> Any:
     return key
 
 
-def group_by_structure(items) -> list[list[int]]:
-    """Indices of the items with the same :func:`structure_key`, groups in order of first appearance."""
+def group_by_structure(items, key: Callable[[Any], Any] = structure_key) -> list[list[int]]:
+    """Indices of the items with the same ``key`` (default :func:`structure_key`), groups in order of
+    first appearance."""
     groups: dict[Any, list[int]] = {}
     for i, item in enumerate(items):
-        groups.setdefault(structure_key(item), []).append(i)
+        groups.setdefault(key(item), []).append(i)
     return list(groups.values())
 
 
@@ -88,10 +89,7 @@ def map_grouped(items, fn: Callable[[Any], Array], *, key: Callable[[Any], Any] 
     the group runs with the first item's.
     """
     out: list = [None] * len(items)
-    groups: dict[Any, list[int]] = {}
-    for i, item in enumerate(items):
-        groups.setdefault(key(item), []).append(i)
-    for idx in groups.values():
+    for idx in group_by_structure(items, key):
         if len(idx) == 1:
             out[idx[0]] = fn(items[idx[0]])
             continue
