@@ -64,7 +64,7 @@ def _per_actuator(chain, q: Config, on_chain, on_module) -> list[Array]:
     """
     acts = list(chain.actuators)
     local = [i for i, a in enumerate(acts) if a.local_module() is not None]
-    other = [i for i in range(len(acts)) if i not in local]
+    other = [i for i, a in enumerate(acts) if a.local_module() is None]
     out: list = [None] * len(acts)
     for i, r in zip(other, map_grouped([acts[i] for i in other],
                                        lambda a: on_chain(lambda x: a.work_coordinates(chain, x)))):

@@ -102,9 +102,9 @@ def tips(chain: Chain, q) -> jax.Array:
 
 
 def _static_residual(q, reference, chain: Chain):
-    """``ID(q, 0, 0) − Σ_i J_iᵀ k (x_i* − x_i(q))`` (eq. 55 with a Cartesian regulator);
-    ``reference = (x*, k)``, default gain ``K_REGULATOR``; ``k = 0`` leaves the free hanging statics."""
-    x_ref, gain = reference if isinstance(reference, tuple) else (reference, K_REGULATOR)
+    """``ID(q, 0, 0) − Σ_i J_iᵀ k (x_i* − x_i(q))`` (eq. 55 with a Cartesian regulator) for
+    ``reference = (x*, k)``: the scenario's gain ``K_REGULATOR``, or 0 for the free hanging statics."""
+    x_ref, gain = reference
     spring = jax.grad(lambda x: 0.5 * gain * jnp.sum((x_ref - tips(chain, x)) ** 2))(q)
     # the ID at q̇ = q̈ = 0 without tracing velocity terms (the ID kernel's qd=None: configuration-only jets)
     return inverse_dynamics_kernel(chain, q, None, None) + spring
@@ -247,7 +247,7 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
 @eqx.filter_jit
 def _post(chain: Chain, ctrl: CollocatedPFBL, q_eq, x_ref, ts, qs):
     """Statics residuals, ``y*``, ``y`` and the tip paths in one compiled call (eagerly they cost minutes)."""
-    resid = jax.vmap(lambda q, xr: _static_residual(q, xr, chain))(q_eq, x_ref)
+    resid = jax.vmap(lambda q, xr: _static_residual(q, (xr, K_REGULATOR), chain))(q_eq, x_ref)
     y_ref = jax.vmap(lambda t: ctrl.reference(t)[0])(ts)
     y = jax.vmap(lambda q: work_coordinates(chain, q))(qs)
     return resid, y_ref, y, jax.vmap(lambda q: tips(chain, q))(qs)
