@@ -21,6 +21,7 @@ import optimistix as optx
 
 from . import _checks
 from ._dispatch import entry_jit
+from ._newton import NewtonAtRoot
 from ._types import Array, Config, Float, Vec3
 from .algorithms._recursion import inverse_dynamics_kernel, tip_wrench
 from .algorithms.actuation import generalized_input, input_matrix
@@ -146,19 +147,21 @@ def equilibrium(chain: Chain, u, q_guess, *, rtol: float | None = None, atol: fl
 def _solve(chain, u, q0, rtol, atol, max_steps, throw, gravity, tip_force, tip_torque):
     def fn(q, args):
         chain_, u_, loads = args
-        return _residual(chain_, q, u_, *loads)
+        r = _residual(chain_, q, u_, *loads)
+        return r, r  # the residual as aux too: NewtonAtRoot's last iteration evaluates it at the root
 
     args = (chain, u, (gravity, tip_force, tip_torque))
-    solver = optx.Newton(rtol=rtol, atol=atol, linear_solver=lx.AutoLinearSolver(well_posed=None))
-    sol = optx.root_find(fn, solver, q0, args, max_steps=max_steps, throw=False, adjoint=optx.ImplicitAdjoint())
-    q = sol.value
-    residual = fn(q, args)
+    newton = optx.Newton(rtol=rtol, atol=atol, linear_solver=lx.AutoLinearSolver(well_posed=None))
+    solver = NewtonAtRoot(newton, max_steps)
+    sol = optx.root_find(fn, solver, q0, args, max_steps=max_steps + 1, throw=False, has_aux=True,
+                         adjoint=optx.ImplicitAdjoint())
+    q, residual = sol.value, sol.aux
     success = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(q))
     # `throw` is a traced flag, so both settings share one compilation
     q = eqx.error_if(q, throw & ~success, "equilibrium: Newton–Raphson on ID(q, 0, 0) = A(q)ᵀu did not converge "
                          "(max_steps reached, singular tangent stiffness, or divergence); try a closer `q_guess`, "
                      "a smaller input (continuation), more `max_steps`, or `throw=False` to inspect it.")
-    return Equilibrium(q, residual, sol.stats["num_steps"], success)
+    return Equilibrium(q, residual, sol.state.updates, success)
 
 
 def holding_input(chain: Chain, q, *, gravity: Vec3 | None = None, tip_force: Vec3 | None = None,
