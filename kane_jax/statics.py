@@ -16,7 +16,6 @@ from typing import NamedTuple
 import equinox as eqx
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
-import lineax as lx
 import optimistix as optx
 
 from . import _checks
@@ -103,9 +102,11 @@ def equilibrium(chain: Chain, u, q_guess, *, rtol: float | None = None, atol: fl
 
     Newton–Raphson on the recursive ID (paper ``003_…`` eq. 55 and §7.1), with the Jacobian
     ``∂ID(q, 0, 0)/∂q − ∂(A(q)ᵀu)/∂q`` (the tangent stiffness) by forward-mode autodiff, through
-    :func:`optimistix.root_find`. Gradients of the result with respect to ``u``, the chain's
-    parameters and the loads use the implicit function theorem (``optimistix.ImplicitAdjoint``):
-    one linear solve with the tangent stiffness, no differentiation through the iterations.
+    :func:`optimistix.root_find` (:class:`~kane_jax._newton.NewtonAtRoot`: the iterates of
+    :class:`optimistix.Newton`, and the residual at the root from the loop itself). Gradients of the
+    result with respect to ``u``, the chain's parameters and the loads use the implicit function
+    theorem (``optimistix.ImplicitAdjoint``): one linear solve with the tangent stiffness, no
+    differentiation through the iterations.
 
     The equilibrium found is the one Newton converges to from ``q_guess``; it may be unstable (an
     inverted pendulum is an equilibrium too). Use the straight rest shape or a nearby known
@@ -151,8 +152,7 @@ def _solve(chain, u, q0, rtol, atol, max_steps, throw, gravity, tip_force, tip_t
         return r, r  # the residual as aux too: NewtonAtRoot's last iteration evaluates it at the root
 
     args = (chain, u, (gravity, tip_force, tip_torque))
-    newton = optx.Newton(rtol=rtol, atol=atol, linear_solver=lx.AutoLinearSolver(well_posed=None))
-    solver = NewtonAtRoot(newton, max_steps)
+    solver = NewtonAtRoot(rtol, atol, max_steps)
     sol = optx.root_find(fn, solver, q0, args, max_steps=max_steps + 1, throw=False, has_aux=True,
                          adjoint=optx.ImplicitAdjoint())
     q, residual = sol.value, sol.aux

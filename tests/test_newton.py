@@ -1,4 +1,5 @@
-"""NewtonAtRoot (kane_jax/_newton.py): the iterates of optimistix.Newton, and the residual at its answer."""
+"""NewtonAtRoot (kane_jax/_newton.py): the iterates of optimistix.Newton (the oracle), and the residual at
+its answer."""
 
 import jax
 import jax.numpy as jnp
@@ -23,8 +24,7 @@ def with_aux(y, args):
 
 
 def solve(y0, max_steps, rtol=1e-12, atol=1e-12):
-    newton = optx.Newton(rtol=rtol, atol=atol)
-    return optx.root_find(with_aux, NewtonAtRoot(newton, max_steps), y0, B, has_aux=True, throw=False,
+    return optx.root_find(with_aux, NewtonAtRoot(rtol, atol, max_steps), y0, B, has_aux=True, throw=False,
                           max_steps=max_steps + 1)
 
 
