@@ -95,3 +95,23 @@ def test_html_without_a_simulated_motion_fails_with_one_line(tmp_path, capsys, m
     err = capsys.readouterr().err
     assert err.count("error") == 1 and "simulates no chain trajectory" in err
     assert not (tmp_path / "view.html").exists()
+
+
+def test_xla_flags_are_set_before_the_scenario_module_loads(tmp_path, monkeypatch):
+    """A scenario module may start JAX's backend on import (array constants), after which XLA_FLAGS is
+    no longer read: the command sets its recommended flags first (000-sim1 once ran without them)."""
+    from kane_jax import scenarios
+    from kane_jax.xla_flags import RECOMMENDED_CPU_FLAGS
+
+    seen = []
+
+    def load(name):
+        seen.append(os.environ.get("XLA_FLAGS", ""))
+        return _fake_scenario(1)
+
+    monkeypatch.setenv("XLA_FLAGS", "")
+    monkeypatch.setattr(scenarios, "load", load)
+    assert main(["run", "demo", "--out", str(tmp_path), "--no-cache"]) == 0
+    assert len(seen) == 1
+    for flag in RECOMMENDED_CPU_FLAGS:
+        assert flag in seen[0], (flag, seen[0])
