@@ -106,8 +106,8 @@ def test_pgc_scenario_settles_to_static_equilibrium(tmp_path):
     np.testing.assert_allclose(q_end[[4, 9]], q_eq[[4, 9]], rtol=1e-3)
 
 
-@pytest.mark.slow  # ≈ 45 s pinned to one core (2026-11-27: Ros34PW2 19 s compile + 1.3 s run, the Newton check
-# 19 s; it was ≈ 90 s), kept out while the default run is above its 10-minute goal
+# in the default run again: 21.4 s pinned to one core (2026-11-27, the Newton check with the residual from its
+# own loop and a forward-mode Jacobian; it was ≈ 45 s that morning and ≈ 90 s the day before)
 def test_variable_radius_scenario_settles_on_the_newton_equilibrium(tmp_path):
     """Paper 000 Sim. 1 under constant pressures: the damped arm approaches the Newton equilibrium."""
     s = scenarios.load("000-sim1").run(out_dir=tmp_path)
