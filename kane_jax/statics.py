@@ -19,7 +19,7 @@ import jax.scipy.linalg as jsl
 import optimistix as optx
 
 from . import _checks
-from ._dispatch import entry_jit
+from ._dispatch import _eager, entry_jit
 from ._newton import NewtonAtRoot
 from ._types import Array, Config, Float, Vec3
 from .algorithms._recursion import inverse_dynamics_kernel, tip_wrench
@@ -140,8 +140,20 @@ def equilibrium(chain: Chain, u, q_guess, *, rtol: float | None = None, atol: fl
     if not (rtol >= 0 and atol > 0):
         raise ValueError(f"`rtol` must be >= 0 and `atol` > 0, got rtol={rtol}, atol={atol}.")
     _checks.count(max_steps, "max_steps")
-    return _solve(chain, u.astype(dtype), q0, rtol, atol, max_steps, jnp.asarray(bool(throw)),
-                  check_gravity(chain, gravity), tip_force, tip_torque)
+    # called eagerly, the failure is raised here from the concrete result: the compiled program then
+    # holds no host callback, so JAX's persistent compilation cache can store it (programs with
+    # callbacks are never cached); under a transformation the check is in the program
+    in_program = bool(throw) and not _eager()
+    eq = _solve(chain, u.astype(dtype), q0, rtol, atol, max_steps, in_program, check_gravity(chain, gravity),
+                tip_force, tip_torque)
+    if throw and not in_program and not bool(eq.success):
+        raise eqx.EquinoxRuntimeError(_NOT_CONVERGED)
+    return eq
+
+
+_NOT_CONVERGED = ("equilibrium: Newton–Raphson on ID(q, 0, 0) = A(q)ᵀu did not converge (max_steps reached, singular "
+                  "tangent stiffness, or divergence); try a closer `q_guess`, a smaller input (continuation), more "
+                  "`max_steps`, or `throw=False` to inspect it.")
 
 
 @eqx.filter_jit
@@ -157,10 +169,8 @@ def _solve(chain, u, q0, rtol, atol, max_steps, throw, gravity, tip_force, tip_t
                          adjoint=optx.ImplicitAdjoint())
     q, residual = sol.value, sol.aux
     success = (sol.result == optx.RESULTS.successful) & jnp.all(jnp.isfinite(q))
-    # `throw` is a traced flag, so both settings share one compilation
-    q = eqx.error_if(q, throw & ~success, "equilibrium: Newton–Raphson on ID(q, 0, 0) = A(q)ᵀu did not converge "
-                         "(max_steps reached, singular tangent stiffness, or divergence); try a closer `q_guess`, "
-                     "a smaller input (continuation), more `max_steps`, or `throw=False` to inspect it.")
+    if throw:  # a static flag: set only under a transformation (see `equilibrium`)
+        q = eqx.error_if(q, ~success, _NOT_CONVERGED)
     return Equilibrium(q, residual, sol.state.updates, success)
 
 
