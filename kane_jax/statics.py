@@ -102,8 +102,8 @@ def equilibrium(chain: Chain, u, q_guess, *, rtol: float | None = None, atol: fl
 
     Newton–Raphson on the recursive ID (paper ``003_…`` eq. 55 and §7.1), with the Jacobian
     ``∂ID(q, 0, 0)/∂q − ∂(A(q)ᵀu)/∂q`` (the tangent stiffness) by forward-mode autodiff, through
-    :func:`optimistix.root_find` (:class:`~kane_jax._newton.NewtonAtRoot`: the iterates of
-    :class:`optimistix.Newton`, and the residual at the root from the loop itself). Gradients of the
+    :func:`optimistix.root_find` (the iterates of :class:`optimistix.Newton`, with one more
+    iteration at the root that returns the residual there from the loop itself). Gradients of the
     result with respect to ``u``, the chain's parameters and the loads use the implicit function
     theorem (``optimistix.ImplicitAdjoint``): one linear solve with the tangent stiffness, no
     differentiation through the iterations.
