@@ -36,11 +36,14 @@ def shared_leaves_jit(fn: F) -> F:
         The compiled function, same signature, docstring and results as ``eqx.filter_jit(fn)``.
     """
 
-    @eqx.filter_jit
     def inner(unique, index, treedef, static):
         dynamic = jax.tree.unflatten(treedef, [unique[i] for i in index])
         args, kwargs = eqx.combine(dynamic, static)
         return fn(*args, **kwargs)
+
+    # the compiled program is named after `fn` (logs, profiles, the persistent cache's file names)
+    inner.__name__, inner.__qualname__ = fn.__name__, fn.__qualname__
+    inner = eqx.filter_jit(inner)
 
     @functools.wraps(fn)
     def call(*args, **kwargs):

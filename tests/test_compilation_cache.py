@@ -24,12 +24,13 @@ print("DIR", kj.enable_compilation_cache(sys.argv[1], min_compile_time_s=0.0))
 chain = kj.Chain([(kj.Fixed(), kj.CosseratPCS(0.2, 0.01, strains=("bend_y", "stretch")))], gravity=(0.0, 0.0, -9.81))
 q = 0.1 * jnp.ones(chain.nq)
 tau = jax.jit(lambda q: kj.inverse_dynamics(chain, q, q, q))(q)
-# an eager simulate: its program still holds diffrax's in-program checks of saveat.ts (host callbacks), so
-# JAX does not cache it (measured 2026-11-27; docs/architecture.md, "What the persistent cache holds")
+# an eager simulate, fixed and adaptive steps: its program holds no host callback (the save times and the
+# step are checked on the host, not by diffrax inside the program), so JAX caches it
 traj = kj.simulate(chain, q, 0 * q, 0.01, n_save=2, adaptive=False, dt0=1e-3)
+adaptive = kj.simulate(chain, q, 0 * q, 0.01, n_save=3, dt0=1e-3)
 # an eager equilibrium with throw=True: the failure check runs on the host, so its program is cached too
 eq = kj.equilibrium(chain, jnp.zeros(chain.nq), 0 * q)
-print("VALUE", repr(float(tau[0])), repr(float(traj.q[-1, 0])), repr(float(eq.q[0])))
+print("VALUE", repr(float(tau[0])), repr(float(traj.q[-1, 0])), repr(float(adaptive.q[-1, 0])), repr(float(eq.q[0])))
 print("HITS", len(hits))
 """
 
@@ -49,11 +50,13 @@ def test_second_process_loads_from_the_cache(tmp_path):
     first = _run(folder)
     written = sorted(p.name for p in folder.iterdir())
     assert written, first
-    # the equilibrium's Newton program (statics._solve) is among them: no host callback in it
+    # the equilibrium's Newton program (statics._solve) and both simulations (simulate._rollout) are among
+    # them: no host callback in them
     assert any(name.startswith("jit__solve-") for name in written), written
+    assert sum(name.startswith("jit__rollout-") for name in written) == 2, written
     second = _run(folder)
     # (a program compiled twice inside the first process may already hit what it wrote)
-    assert int(second["HITS"]) >= int(first["HITS"]) + 2, (first, second)  # the ID and the equilibrium
+    assert int(second["HITS"]) >= int(first["HITS"]) + 4, (first, second)  # ID, equilibrium, two simulations
     assert second["VALUE"] == first["VALUE"]  # the same program, bit for bit
 
 

@@ -27,6 +27,7 @@ from ..algorithms._terms import internal_forces
 from ..algorithms.actuation import generalized_input
 from ..chain import Chain
 from ._control import _check_law, _control_law
+from ._saving import FirstStep, FixedStep, SavingSolver
 from .rosenbrock import Ros34PW2
 from .stiffness import choose_solver
 from .trajectory import Trajectory, first_nonfinite, raise_on_failure
@@ -88,10 +89,15 @@ def _implicit_field(t, y, args):
 # --- the solve -----------------------------------------------------------------------------------
 
 @shared_leaves_jit  # the law's own copy of the chain is the chain: XLA merges their work
-def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter, jumps):
+def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter, jumps):
     dtype = y0[0].dtype
+    # saving in the solver's state and the step in the controller: no traced diffrax checks, so an
+    # eagerly called solve holds no host callback and JAX's persistent cache can store it
+    # (with the default adjoint; others keep diffrax's own saving)
+    own_saving = type(adjoint) is diffrax.RecursiveCheckpointAdjoint
     if tolerances is None:
-        controller = diffrax.ConstantStepSize()
+        controller = FixedStep(dt0) if own_saving else diffrax.ConstantStepSize()
+        dt0 = None if own_saving else dt0
     else:
         # a step below 1e-13 of the horizon means the state went non-finite or the problem is far
         # too stiff: stop with RESULTS.dt_min_reached instead of burning max_steps
@@ -99,18 +105,24 @@ def _solve(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max
         dtmin = 1e-13 * (t1 - t0) if jumps is None else None
         controller = diffrax.PIDController(rtol=tolerances[0], atol=tolerances[1], dtmin=dtmin, force_dtmin=False,
                                            jump_ts=jumps)
+        if own_saving and dt0 is not None:
+            controller, dt0 = FirstStep(controller, dt0), None
     size = chain.nu if chain.nu else chain.nq
     law = _control_law(control, size, dtype)
     if isinstance(solver, (diffrax.KenCarp3, diffrax.KenCarp4, diffrax.KenCarp5)):
         terms = diffrax.MultiTerm(diffrax.ODETerm(_explicit_field), diffrax.ODETerm(_implicit_field))
     else:
         terms = diffrax.ODETerm(_full_field)
+    if own_saving:
+        solver, saveat = SavingSolver(solver, ts), diffrax.SaveAt(t1=True, solver_state=True)
+    else:
+        saveat = diffrax.SaveAt(ts=ts)
     sol = diffrax.diffeqsolve(
-        terms, solver, t0, t1, dt0, y0, args=(chain, control), saveat=diffrax.SaveAt(ts=ts),
+        terms, solver, t0, t1, dt0, y0, args=(chain, control), saveat=saveat,
         stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=throw, progress_meter=meter)
-    q, qd = sol.ys
-    u = jax.vmap(law)(sol.ts, q, qd)
-    return Trajectory(sol.ts, q, qd, u, sol.result, sol.stats, first_nonfinite(q, qd))
+    ts, (q, qd) = solver.saved(sol) if own_saving else (sol.ts, sol.ys)
+    u = jax.vmap(law)(ts, q, qd)
+    return Trajectory(ts, q, qd, u, sol.result, sol.stats, first_nonfinite(q, qd))
 
 
 def _solver(solver, chain, y0, t0, t1, dt0, control) -> tuple[diffrax.AbstractSolver, str]:
@@ -254,7 +266,7 @@ def simulate(
     # concrete result: the compiled program then holds no host callback, so JAX's persistent
     # compilation cache can store it (programs with callbacks are never cached)
     in_solve = bool(throw) and not _eager()
-    traj = _solve(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve,
+    traj = _rollout(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve,
                   meter, jumps)
     traj = dataclasses.replace(traj, solver=name)  # after the jit: the reason holds numbers
     return raise_on_failure(traj) if throw else traj
