@@ -156,11 +156,16 @@ _NOT_CONVERGED = ("equilibrium: Newton–Raphson on ID(q, 0, 0) = A(q)ᵀu did n
                   "`max_steps`, or `throw=False` to inspect it.")
 
 
+# jitted inside the solve: optimistix traces the residual several times (its structure, the first
+# iterate, the loop body); a jitted function's trace is reused and its Jacobian built from the jaxpr
+_residual_once = eqx.filter_jit(_residual)
+
+
 @eqx.filter_jit
 def _solve(chain, u, q0, rtol, atol, max_steps, throw, gravity, tip_force, tip_torque):
     def fn(q, args):
         chain_, u_, loads = args
-        r = _residual(chain_, q, u_, *loads)
+        r = _residual_once(chain_, q, u_, *loads)
         return r, r  # the residual as aux too: NewtonAtRoot's last iteration evaluates it at the root
 
     args = (chain, u, (gravity, tip_force, tip_torque))

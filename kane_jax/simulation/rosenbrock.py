@@ -93,6 +93,7 @@ def _input(args, t, q, qd):
     return _control_law(control, chain.nu if chain.nu else chain.nq, q.dtype)(t, q, qd)
 
 
+@eqx.filter_jit  # jitted, as the evaluation below: traced once although diffrax traces each step three times
 def _force_derivatives(args, t, y, inputs: bool):
     """``K = ∂(Q_int − Q_a)/∂q`` and ``D = ∂(Q_int − Q_a)/∂q̇`` with the input ``u`` held fixed.
 
@@ -110,6 +111,7 @@ def _force_derivatives(args, t, y, inputs: bool):
     return stiffness - jax.jacfwd(lambda x: generalized_input(chain, x, u))(q), damping
 
 
+@eqx.filter_jit
 def _evaluate(args, t, y):
     """``f(t, y) = (q̇, q̈)`` and ``M(q)`` from one pass of the module terms."""
     chain = args[0]
@@ -119,6 +121,12 @@ def _evaluate(args, t, y):
     mass, bias = dynamics_terms(chain, q, qd, gravity=jnp.asarray(chain.gravity, dtype),
                                 tip=tip_wrench(None, None, dtype))
     return (qd, solve_mass(mass, force - bias)), mass
+
+
+def vector_field(t, y, args):
+    """``f(t, y) = (q̇, q̈)`` as the steps evaluate it: the vector field of the term this solver is
+    given (diffrax traces the term once to check it; this way that trace is the steps' own)."""
+    return _evaluate(args, t, y)[0]
 
 
 def _w_factor(mass, stiffness, damping, hg):

@@ -29,6 +29,7 @@ from ..chain import Chain
 from ._control import _check_law, _control_law
 from ._saving import FirstStep, FixedStep, SavingSolver
 from .rosenbrock import Ros34PW2
+from .rosenbrock import vector_field as rosenbrock_field
 from .stiffness import choose_solver
 from .trajectory import Trajectory, first_nonfinite, raise_on_failure
 
@@ -111,6 +112,8 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
     law = _control_law(control, size, dtype)
     if isinstance(solver, (diffrax.KenCarp3, diffrax.KenCarp4, diffrax.KenCarp5)):
         terms = diffrax.MultiTerm(diffrax.ODETerm(_explicit_field), diffrax.ODETerm(_implicit_field))
+    elif isinstance(solver, Ros34PW2):
+        terms = diffrax.ODETerm(rosenbrock_field)  # the same field, traced and compiled once with the steps
     else:
         terms = diffrax.ODETerm(_full_field)
     if own_saving:
