@@ -83,6 +83,9 @@ class SavingSolver(diffrax.AbstractWrappedSolver):
         return self.solver.init(terms, t0, t1, y0, args), _Saves(jnp.asarray(0, jnp.int32), ys)
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
+        return _step(self, terms, t0, t1, y0, args, solver_state, made_jump)
+
+    def _step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         inner, saves = solver_state
         y1, y_error, dense_info, inner, result = self.solver.step(terms, t0, t1, y0, args, inner, made_jump)
         interpolation = self.solver.interpolation_cls(t0=t0, t1=t1, **dense_info)
@@ -108,6 +111,11 @@ class SavingSolver(diffrax.AbstractWrappedSolver):
         saves = solution.solver_state[1]
         reached = jnp.arange(self.ts.shape[0]) < saves.index
         return jnp.where(reached, self.ts, jnp.inf), saves.ys
+
+
+# jitted: diffrax traces a step three times (the loop state's structure, the loop, its checkpointed
+# form); a jitted step is traced once and the later traces reuse it
+_step = eqx.filter_jit(SavingSolver._step)
 
 
 class FixedStep(diffrax.AbstractStepSizeController):

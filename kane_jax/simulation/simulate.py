@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
+from .._dispatch import _eager
 from .._modules import chain_vector
 from .._shared_jit import shared_leaves_jit
 from .._types import Config
@@ -42,13 +43,6 @@ SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     "kencarp4": diffrax.KenCarp4,
     "ros34pw2": Ros34PW2,
 }
-
-
-def _eager() -> bool:
-    """True when no JAX transformation (jit, vmap, grad, …) is tracing this call."""
-    from jax._src import core  # no public equivalent in JAX 0.10
-
-    return bool(core.trace_state_clean())
 
 
 # --- vector fields -------------------------------------------------------------------------------

@@ -73,3 +73,23 @@ def test_validation():
         elastic_joint_inverse_dynamics(robot, [np.zeros(2)] * 3)
     with pytest.raises(ValueError, match=r"shape \(8,\)"):
         elastic_joint_dynamics(robot, np.zeros(6), np.zeros(2))
+
+
+def test_free_pendulum_and_a_failed_solve():
+    # undamped, unforced, stiff spring: the link and motor energy is conserved (an independent check
+    # of the integration and of its saves), and a step budget that cannot reach the end is reported
+    robot = ElasticJointRobot(kj.Chain([(kj.Revolute((0, 0, 1)), kj.RigidBody(M, (L, 0.0, 0.0), None))]), B, K, 0.0)
+    y0 = jnp.array([0.3, -0.1, 0.0, 0.0])
+    ts = jnp.linspace(0.0, 0.5, 6)
+    ys, steps = simulate_elastic_joint(robot, lambda t, y: jnp.zeros(1), y0, ts)
+
+    def energy(y):
+        q, theta, qd, thetad = y
+        return 0.5 * M * L**2 * qd**2 + 0.5 * B * thetad**2 + 0.5 * K * (q - theta) ** 2
+
+    e = np.array([float(energy(y)) for y in ys])
+    assert int(steps) > 10
+    np.testing.assert_allclose(e, e[0], rtol=1e-7)  # 8e-9 seen (Dopri8, rtol 1e-10 on the states)
+    assert not np.allclose(np.asarray(ys[-1]), np.asarray(y0), atol=1e-3)  # it moved
+    with pytest.raises(RuntimeError, match="maximum number of solver steps"):
+        simulate_elastic_joint(robot, lambda t, y: jnp.zeros(1), y0, ts, max_steps=3)
