@@ -101,6 +101,7 @@ def tips(chain: Chain, q) -> jax.Array:
     return forward_kinematics(chain, q)[:, :3, 3]
 
 
+@eqx.filter_jit  # optimistix traces the residual several times: a jitted one is traced once
 def _static_residual(q, reference, chain: Chain):
     """``ID(q, 0, 0) − Σ_i J_iᵀ k (x_i* − x_i(q))`` (eq. 55 with a Cartesian regulator) for
     ``reference = (x*, k)``: the scenario's gain ``K_REGULATOR``, or 0 for the free hanging statics."""
