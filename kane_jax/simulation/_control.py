@@ -49,30 +49,51 @@ def _control_law(control: Any, size: int, dtype) -> Callable[[Array, Config, Con
     return lambda t, q, qd: value
 
 
+@eqx.filter_jit
+def _evaluate_law(control: Any, size: int, dtype, t, q, qd) -> Array:
+    """``u(t, q, q̇)`` of ``control`` (any accepted form), jitted: a feedback law may hold a whole
+    dynamics program (a PFBL), and its checks, the solve's vector field and the inputs reported
+    along the trajectory then share one trace of it instead of tracing it once each."""
+    return _control_law(control, size, dtype)(t, q, qd)
+
+
 def reads_state(law: Callable[[Array, Config, Config], Array], nq: int, dtype) -> bool:
     """Whether the law's output depends on ``q`` or ``q̇`` (a feedback law), from its jaxpr.
 
     Traced once on abstract values (nothing is compiled or evaluated). The data flow is followed
-    equation by equation; an equation with a sub-program (``pjit``, ``scan``, ``cond``, …) counts as
-    depending on all its inputs, so the answer errs towards "feedback". Constants, ``u(t)`` and
-    open-loop schedules give False.
+    equation by equation, into jitted calls (``pjit``: a jitted law, such as
+    :func:`_evaluate_law`, is read through); any other equation with a sub-program (``scan``,
+    ``cond``, …) counts as depending on all its inputs, so the answer errs towards "feedback".
+    Constants, ``u(t)`` and open-loop schedules give False.
     """
     t = jax.ShapeDtypeStruct((), dtype)
     x = jax.ShapeDtypeStruct((nq,), dtype)
-    closed = jax.make_jaxpr(lambda t, q, qd: law(t, q, qd))(t, x, x)
-    jaxpr = closed.jaxpr
-    tainted = set(jaxpr.invars[1:])
+    jaxpr = jax.make_jaxpr(lambda t, q, qd: law(t, q, qd))(t, x, x).jaxpr
+    return any(_tainted_outputs(jaxpr, [False] + [True] * (len(jaxpr.invars) - 1)))
+
+
+def _tainted_outputs(jaxpr, tainted_inputs: list[bool]) -> list[bool]:
+    """Which outputs of ``jaxpr`` depend on its tainted inputs (jitted calls followed inside)."""
+    tainted = {v for v, flag in zip(jaxpr.invars, tainted_inputs, strict=True) if flag}
     for eqn in jaxpr.eqns:
-        if any(isinstance(v, Var) and v in tainted for v in eqn.invars):
+        flags = [isinstance(v, Var) and v in tainted for v in eqn.invars]
+        if not any(flags):
+            continue
+        inner = eqn.params.get("jaxpr") if eqn.primitive.name in ("pjit", "jit") else None
+        if inner is None:
             tainted.update(eqn.outvars)
-    return any(isinstance(v, Var) and v in tainted for v in jaxpr.outvars)
+        else:
+            inner_flags = _tainted_outputs(inner.jaxpr, flags)
+            tainted.update(v for v, flag in zip(eqn.outvars, inner_flags, strict=True) if flag)
+    return [isinstance(v, Var) and v in tainted for v in jaxpr.outvars]
 
 
-def _check_law(law, size: int, nq: int, dtype) -> None:
+def _check_law(control, size: int, nq: int, dtype) -> None:
     t = jax.ShapeDtypeStruct((), dtype)
     x = jax.ShapeDtypeStruct((nq,), dtype)
+    _control_law(control, size, dtype)  # a constant of the wrong shape fails here, by name
     try:
-        out = jax.eval_shape(law, t, x, x)
+        out = jax.eval_shape(lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd), t, x, x)
     except (TypeError, ValueError) as err:
         raise TypeError(f"`control` failed on (t, q, qd) of shapes ((), ({nq},), ({nq},)): {err}") from None
     if out.shape not in ((size,), (0,)):

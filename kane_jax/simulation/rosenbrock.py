@@ -50,7 +50,7 @@ from ..algorithms._recursion import dynamics_terms, solve_mass, tip_wrench
 from ..algorithms._terms import internal_force_derivatives
 from ..algorithms.actuation import generalized_input
 from . import _small_lu as small_lu
-from ._control import _control_law
+from ._control import _evaluate_law
 
 
 def _tableau() -> dict[str, np.ndarray]:
@@ -90,7 +90,7 @@ class _State(eqx.Module):
 def _input(args, t, q, qd):
     """The control input ``u(t, q, q̇)`` from ``args = (chain, control)`` (``simulate``'s control forms)."""
     chain, control = args
-    return _control_law(control, chain.nu if chain.nu else chain.nq, q.dtype)(t, q, qd)
+    return _evaluate_law(control, chain.nu if chain.nu else chain.nq, q.dtype, t, q, qd)
 
 
 @eqx.filter_jit  # jitted, as the evaluation below: traced once although diffrax traces each step three times

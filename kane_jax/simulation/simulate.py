@@ -27,7 +27,7 @@ from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel,
 from ..algorithms._terms import internal_forces
 from ..algorithms.actuation import generalized_input
 from ..chain import Chain
-from ._control import _check_law, _control_law
+from ._control import _check_law, _evaluate_law
 from ._saving import FirstStep, FixedStep, SavingSolver
 from .rosenbrock import Ros34PW2
 from .rosenbrock import vector_field as rosenbrock_field
@@ -57,7 +57,7 @@ def _generalized_force(chain, control, t, q, qd):
     solve (a feedback law such as a PFBL is a dynamics program of its own; traced at each of
     diffrax's call sites it was a third of `003-sim1`'s compile)."""
     size = chain.nu if chain.nu else chain.nq
-    return generalized_input(chain, q, _control_law(control, size, q.dtype)(t, q, qd))
+    return generalized_input(chain, q, _evaluate_law(control, size, q.dtype, t, q, qd))
 
 
 def _full_field(t, y, args):
@@ -103,7 +103,6 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
         if own_saving and dt0 is not None:
             controller, dt0 = FirstStep(controller, dt0), None
     size = chain.nu if chain.nu else chain.nq
-    law = _control_law(control, size, dtype)
     if isinstance(solver, (diffrax.KenCarp3, diffrax.KenCarp4, diffrax.KenCarp5)):
         terms = diffrax.MultiTerm(diffrax.ODETerm(_explicit_field), diffrax.ODETerm(_implicit_field))
     elif isinstance(solver, Ros34PW2):
@@ -118,7 +117,7 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
         terms, solver, t0, t1, dt0, y0, args=(chain, control), saveat=saveat,
         stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=throw, progress_meter=meter)
     ts, (q, qd) = solver.saved(sol) if own_saving else (sol.ts, sol.ys)
-    u = jax.vmap(law)(ts, q, qd)
+    u = jax.vmap(lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd))(ts, q, qd)
     return Trajectory(ts, q, qd, u, sol.result, sol.stats, first_nonfinite(q, qd))
 
 
@@ -237,7 +236,7 @@ def simulate(
     if control is not None and not callable(control):
         control = jnp.asarray(control, dtype=dtype)
     if control is not None:
-        _check_law(_control_law(control, size, dtype), size, chain.nq, dtype)
+        _check_law(control, size, chain.nq, dtype)
     slv, name = _solver(solver, chain, y0, t0_, t1_, None if adaptive else dt0, control)
     if adaptive:
         tolerances = (jnp.asarray(rtol, dtype=dtype), jnp.asarray(atol, dtype=dtype))  # traced: no recompile

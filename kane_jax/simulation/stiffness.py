@@ -34,7 +34,7 @@ import numpy as np
 from .._types import Config
 from ..algorithms._recursion import mass_matrix_kernel
 from ..algorithms._terms import internal_force_derivatives
-from ._control import _control_law, reads_state
+from ._control import _evaluate_law, reads_state
 
 # explicit steps that stability alone would force, above which the Rosenbrock–W solver may be picked
 STIFF_STEPS = 2_000
@@ -145,7 +145,9 @@ def choose_solver(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0,
     Name ``solver="ros34pw2"`` or ``"kvaerno5"`` for a closed loop known to be stiff.
     """
     dtype = jnp.result_type(q0, qd0, float)
-    law = None if control is None else _control_law(control, chain.nu or chain.nq, dtype)
+    size = chain.nu or chain.nq
+    # the jitted law: its trace is the one `simulate`'s checks and solve reuse
+    law = None if control is None else (lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd))
     if law is not None and reads_state(law, chain.nq, dtype):
         return "tsit5", ("auto: the control law feeds back q or q̇, which the stiff solver's Jacobian leaves out; "
                          "name solver='ros34pw2' or 'kvaerno5' for a closed loop known to be stiff")

@@ -139,7 +139,7 @@ def test_auto_choice_tells_stiff_damped_modes_from_oscillations():
 
 
 def test_feedback_laws_are_told_from_open_loop_inputs():
-    from kane_jax.simulation._control import _control_law, reads_state
+    from kane_jax.simulation._control import _control_law, _evaluate_law, reads_state
 
     f64 = jnp.float64
     laws = {
@@ -153,6 +153,9 @@ def test_feedback_laws_are_told_from_open_loop_inputs():
     }
     for name, (control, feedback) in laws.items():
         assert reads_state(_control_law(control, 2, f64), 3, f64) is feedback, name
+        # the jitted law (one pjit equation) is read through: the same answers
+        jitted = (lambda c: lambda t, q, qd: _evaluate_law(c, 2, f64, t, q, qd))(control)
+        assert reads_state(jitted, 3, f64) is feedback, name
     # the stiff arm under a feedback law: "auto" keeps the explicit solver and says why
     name, reason = kj.simulation.choose_solver(stiff_arm(), ZERO, ZERO, 1.0, control=lambda t, q, qd: -q)
     assert name == "tsit5" and "feeds back" in reason
