@@ -25,20 +25,6 @@ def _se3_curvature(vel: Array, dvel: Array) -> Array:
     return dvel + jnp.concatenate([jnp.zeros_like(vel[..., :3]), cross(vel[..., :3], vel[..., 3:])], -1)
 
 
-def _computed_once(values: tuple) -> tuple:
-    """The coefficients in a buffer of their own (:func:`~kane_jax._small.materialize`).
-
-    Each is a series and a closed form behind a ``where`` (sines, square roots, divisions), read by
-    every entry of the generators, the curvature and the pose; fused into each reader, XLA:CPU
-    recomputed them per entry. One FD of a PCS rod (bend + stretch, the SoRoMoX benchmark's robot,
-    pinned, recommended flags, 2026-11-27): 5.0 → 3.4 µs in a jitted loop, 4.7 → 3.5 µs per state
-    batched (B = 256); three rods 14.3 → 9.0 µs in a loop. Same values.
-    """
-    if not values:
-        return values
-    return tuple(materialize(jnp.stack(values)))
-
-
 def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, qd: Config | None, *,
                               curvature=_se3_curvature, buffer: bool = False, dd_omega: Array | None = None):
     """The smooth coefficients ``c = coefficients(Ω)`` (a tuple of ``(…,)`` arrays), the generators
@@ -52,12 +38,10 @@ def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, 
     their own (:func:`~kane_jax._small.materialize`).
     """
     if qd is None:
-        coef, d_coef = _computed_once(coefficients(omega)), None
+        coef, d_coef = coefficients(omega), None
     else:
         odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
         coef, d_coef = jax.jvp(coefficients, (omega,), (odot,))
-        both = _computed_once(coef + d_coef)
-        coef, d_coef = both[:len(coef)], both[len(coef):]
     gen = rate(tuple(c[..., None] for c in coef), omega[..., None, :], d_omega)
     if qd is None:
         return coef, gen, jnp.zeros(omega.shape, omega.dtype)

@@ -175,19 +175,24 @@ def det3(m: Array) -> Array:
 
 
 def materialize(x: Array) -> Array:
-    """``x`` itself, computed once into a buffer of its own: an optimization barrier, which XLA keeps as
-    a fusion boundary.
+    """``x`` itself, computed once into a buffer of its own: a fusion boundary that XLA:CPU keeps.
 
     XLA:CPU fuses an element-wise producer into *every* fusion that consumes it, so an expensive
-    intermediate read by several consumers (a jet's curvature, a forward-mode derivative through
-    the SE(3) right Jacobian) is recomputed in each — and, through nested cross products,
-    several times per element. Measured on the section moments of a PCS rod (B = 1024 states,
-    2026-11-24): 13.3 µs per state without, 4.0 µs with a boundary on the generators and the
-    curvature. The boundary was a product with the identity (one GEMM kernel per call site);
-    ``lax.optimization_barrier`` gives the same boundary with no kernel of its own (2026-11-25:
-    one FD of the demo chain 28 → 22.5 µs, see ``docs/architecture.md``). It has batching,
-    forward- and reverse-mode rules (JAX ≥ 0.5.3).
+    intermediate read by several consumers (a series coefficient, a jet's generators through the
+    SE(3) right Jacobian) is recomputed in each — and, through nested products, several times per
+    element. ``lax.optimization_barrier`` alone does not stop this on XLA:CPU: the CPU compiler
+    removes barriers before its fusion pass, so a bare barrier is kept only where its operand
+    happens to be a concatenation (``tests/test_small.py`` compiles both and counts the producer's
+    multiplications). The boundary here is a barrier around a concatenation of ``x`` with one of
+    its own entries, sliced off after: the concatenation is computed into a buffer once and the
+    slice is free. It has batching, forward- and reverse-mode rules (those of its three parts).
+
+    Measured (pinned, recommended XLA flags, 2026-11-27, the SoRoMoX benchmark's PCS rod): one FD
+    of a six-strain rod in a jitted loop 13.4 → 8.2 µs and 10.0–10.8 → 8.3–9.3 µs per state batched
+    (its generators and the right Jacobian's coefficients were recomputed in every moment's kernel);
+    three bend-and-stretch rods 8.2–8.6 → 7.6–7.7 µs in a loop.
     """
     if x.size == 0:
         return x
-    return jax.lax.optimization_barrier(x)
+    flat = x.reshape(-1)
+    return jax.lax.optimization_barrier(jnp.concatenate([flat, flat[:1]]))[:-1].reshape(x.shape)

@@ -22,6 +22,7 @@ import jax
 import jax.numpy as jnp
 
 from ._series import FACT, TERMS, right_jacobian_coefficients, series_in_sq
+from ._small import materialize
 from ._types import Array, Float, Mat3, Pose, Vec3, Vec6
 
 __all__ = [
@@ -109,6 +110,7 @@ def rotvec_coefficients(theta2: Array) -> tuple[Array, Array, Array]:
                      [(-1) ** k / FACT[2 * k + 2] for k in range(TERMS)])
     c = series_in_sq(theta2, lambda t2: (jnp.sqrt(t2) - jnp.sin(jnp.sqrt(t2))) / (t2 * jnp.sqrt(t2)),
                      [(-1) ** k / FACT[2 * k + 3] for k in range(TERMS)])
+    a, b, c = materialize(jnp.stack([a, b, c]))  # once, not in every reader (`_small.materialize`)
     return a, b, c
 
 

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
-from .._modules import chain_vector, module_rows, scan_modules
+from .._modules import chain_vector, has_body_coordinates, module_rows, scan_modules
 from .._small import cross, dot, materialize, mtv, mv, sum_small
 from .._types import Array, Config, Float, Vec3
 from ._composite import composite_mass_matrix
@@ -250,20 +250,26 @@ def _cholesky_solve_unrolled_jvp(primals, tangents):
     return x, _cho_solve_unrolled(low, drhs - dmx)
 
 
-def solve_mass(mass: Array, rhs: Array) -> Array:
+def solve_mass(mass: Array, rhs: Array, *, buffer: bool = True) -> Array:
     """``M⁻¹ rhs`` by a Cholesky factorization; NaN (no exception) where ``M`` is not positive definite.
 
     Up to :data:`UNROLLED_CHOLESKY` coordinates the factorization is unrolled into elementwise code
     that XLA fuses: on the CPU, ``jax.scipy.linalg.cho_factor`` is one LAPACK call per matrix, so a
     batch of 1,024 7×7 systems took 0.48 ms against 0.085 ms unrolled (measured 2026-11-24; same
     numbers to 2e-16). Larger chains use LAPACK (the unrolled program grows as ``n³``).
+
+    ``buffer``: ``M`` in a buffer of its own (:func:`~kane_jax._small.materialize`); otherwise XLA
+    may fuse the computation of each entry of ``M`` into the scalar kernel of each factor entry
+    that reads it, recomputing the mass matrix piecewise (FD's forward-mode Jacobian of two PCS
+    rods: 92,000 lines of optimized HLO; see docs/architecture.md, "Compile time"). Pass
+    ``buffer=False`` for rigid chains, whose entries of ``M`` are cheap: there a bare
+    ``optimization_barrier`` (the program before 2026-11-27) is kept, since the buffer measured
+    slower (iiwa-like arm, one FD in a jitted loop, pinned: 1.10–1.11 µs without, 1.22–1.25 µs
+    with; three PCS rods 7.6–7.7 µs with, 8.4–9.2 µs without).
     """
     if mass.shape[-1] <= UNROLLED_CHOLESKY:
-        # M in a buffer of its own: otherwise XLA fuses the computation of
-        # each entry of M into the scalar kernel of each factor entry that reads it, recomputing
-        # the mass matrix piecewise (FD's forward-mode Jacobian of two PCS rods: 92,000 lines of
-        # optimized HLO; see docs/architecture.md, "Compile time")
-        return _cholesky_solve_unrolled(materialize(mass), rhs)
+        mass = materialize(mass) if buffer else jax.lax.optimization_barrier(mass)
+        return _cholesky_solve_unrolled(mass, rhs)
     return jsl.cho_solve(jsl.cho_factor(mass, lower=True), rhs)
 
 
@@ -274,7 +280,7 @@ def forward_dynamics_kernel(chain, q: Config, qd: Config, force: Config, *, grav
     g = chain.gravity if gravity is None else gravity
     tip = tip_wrench(None, None, dtype) if tip is None else tip
     mass, bias = dynamics_terms(chain, q, qd, gravity=jnp.asarray(g, dtype), tip=tip, internal=internal)
-    return solve_mass(mass, force - bias)
+    return solve_mass(mass, force - bias, buffer=has_body_coordinates(chain))
 
 
 def mass_matrix_kernel(chain, q: Config) -> Array:

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _checks
 from .._dispatch import _eager
-from .._modules import chain_vector
+from .._modules import chain_vector, has_body_coordinates
 from .._shared_jit import shared_leaves_jit
 from .._types import Config
 from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel, solve_mass
@@ -78,7 +78,8 @@ def _implicit_field(t, y, args):
     # stiff part for IMEX solvers: q̇ = v and the elastic/damping forces of joints and bodies
     chain = args[0]
     q, qd = y
-    return qd, solve_mass(mass_matrix_kernel(chain, q), -chain_vector(chain, internal_forces(chain, q, qd)))
+    return qd, solve_mass(mass_matrix_kernel(chain, q), -chain_vector(chain, internal_forces(chain, q, qd)),
+                          buffer=has_body_coordinates(chain))
 
 
 # --- the solve -----------------------------------------------------------------------------------
