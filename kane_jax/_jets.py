@@ -24,7 +24,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ._small import cross, dot, materialize, mm, mtm, mtv, mv, sum_small
+from ._small import cross, dot, mm, mtm, mtv, mv, sum_small
 from ._types import Array, Config, Float, Mat3, Pose, Vec3
 from .lie import skew, vee
 
@@ -101,8 +101,9 @@ def screw_jet(placement_rot: Mat3, placement_trans: Vec3, screw: Array, q: Confi
     w, v = screw[:3], screw[3:]
     angle = q[0]
     # sine and cosine computed once: XLA:CPU would recompute them in every fusion reading the rotation
-    # (three fusions × nine entries per module in a batched ID, 2026-11-24 profile)
-    sc = materialize(jnp.stack([jnp.sin(angle), jnp.cos(angle)]))
+    # (three fusions × nine entries per module in a batched ID, 2026-11-24 profile). Their stack is
+    # already a concatenation, which a barrier keeps on XLA:CPU (`_small.materialize`): no second copy
+    sc = jax.lax.optimization_barrier(jnp.stack([jnp.sin(angle), jnp.cos(angle)]))
     s, c = sc[0], sc[1]
     # R = 1 + sin [ω]× + (1 − cos) [ω]×², valid for a unit or a zero ω (prismatic: R = 1)
     rot = ((1 - (1 - c) * dot(w, w)) * jnp.eye(3, dtype=w.dtype) + s * skew(w) + (1 - c) * (w[:, None] * w[None, :]))
