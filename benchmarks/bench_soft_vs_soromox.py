@@ -42,10 +42,14 @@ NAME = "bench_soft_vs_soromox"
 LENGTH, RADIUS, DENSITY, YOUNG, POISSON, ETA_S = 0.1, 0.02, 1070.0, 2e5, 0.45, 50.0
 GRAVITY = (0.0, 0.0, -9.81)
 SELECT = (False, True, True, True, False, False)
+# --six-strains: all six strains, no material damping (kane_jax's Kelvin–Voigt rod has one retardation
+# time 3η/E for every strain, SoRoMoX damps twist and shear with η itself: their D differ by 3G/E there)
+SIX_STRAINS = dict(select=(True,) * 6, eta_s=0.0)
 
 
-def make_pcs_body(nodes, node_weights):
-    """kane_jax PCS segment (``kane_jax.bodies.cosserat.CosseratPCS``) on the given arc nodes."""
+def make_pcs_body(nodes, node_weights, *, select=SELECT, eta_s=ETA_S):
+    """kane_jax PCS segment (``kane_jax.bodies.cosserat.CosseratPCS``) on the given arc nodes, with the
+    strains ``select`` and SoRoMoX's material damping coefficient ``eta_s``."""
     import equinox as eqx
     import jax.numpy as jnp
     import numpy as np
@@ -53,7 +57,7 @@ def make_pcs_body(nodes, node_weights):
     from kane_jax.bodies.cosserat import CosseratPCS
 
     body = CosseratPCS(length=LENGTH, radius=RADIUS, density=DENSITY, youngs_modulus=YOUNG,
-                       poisson_ratio=POISSON, damping=3 * ETA_S / YOUNG, strains=SELECT, order=len(nodes))
+                       poisson_ratio=POISSON, damping=3 * eta_s / YOUNG, strains=select, order=len(nodes))
     # same discrete model as SoRoMoX: its (iteratively computed) Gauss nodes and weights
     x, w = np.polynomial.legendre.leggauss(len(nodes))
     per = body.points.shape[0] // len(nodes)
@@ -63,27 +67,27 @@ def make_pcs_body(nodes, node_weights):
                        (body.points.at[:, 0].set(sigma), body.weights * scale))
 
 
-def make_soromox(nseg: int):
+def make_soromox(nseg: int, *, select=SELECT, eta_s=ETA_S):
     import jax.numpy as jnp
     from soromox.systems.components import LinkSpec
     from soromox.systems.pcs import PCS, PCSStructure
 
     links = [LinkSpec.circular(length=LENGTH, radius=RADIUS, density=DENSITY, reference_strain=[0, 0, 0, 1, 0, 0],
-                               young_modulus=YOUNG, poisson_ratio=POISSON, material_damping_coefficient=ETA_S)
+                               young_modulus=YOUNG, poisson_ratio=POISSON, material_damping_coefficient=eta_s)
              for _ in range(nseg)]
-    sel = jnp.asarray(list(SELECT) * nseg)
+    sel = jnp.asarray(list(select) * nseg)
     return PCS.from_links(links, structure=PCSStructure(num_gauss_points=5, strain_selector=sel),
                           gravity=jnp.asarray(GRAVITY))
 
 
-def make_kane(robot, nseg: int):
+def make_kane(robot, nseg: int, *, select=SELECT, eta_s=ETA_S):
     import numpy as np
 
     import kane_jax as kj
 
     nodes = np.asarray(robot.integration_points)[1:-1]
     weights = np.asarray(robot.integration_weights)[1:-1]
-    body = make_pcs_body(nodes, weights)
+    body = make_pcs_body(nodes, weights, select=select, eta_s=eta_s)
     mods = [(kj.Fixed(placement=np.asarray(robot.g0)), body)] + [(kj.Fixed(), body)] * (nseg - 1)
     return kj.Chain(mods, gravity=GRAVITY)
 
@@ -118,15 +122,11 @@ def main(argv=None) -> int:
     sim_batch, sim_batch_horizon = (None, None) if quick else (16, 0.05)
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
     skw = dict(repeats=1 if quick else 2, min_time=0.0)
-    global SELECT, ETA_S
-    if args.six_strains:
-        # no material damping: kane_jax's Kelvin–Voigt rod has one retardation time 3η/E for every
-        # strain, SoRoMoX damps twist and shear with η itself (their D differ by 3G/E = 1.03 there)
-        SELECT, ETA_S = (True,) * 6, 0.0
+    model = SIX_STRAINS if args.six_strains else dict(select=SELECT, eta_s=ETA_S)
     name = NAME + ("_six_strains" if args.six_strains else "") + ("_no_fusion_emitters" if args.no_fusion_emitters else "")
     rep = C.Report(name, args, C.conditions("float64", ["soromox", "diffrax"]),
                    f"SoRoMoX PCS robot (L = {LENGTH} m, r = {RADIUS} m, ρ = {DENSITY} kg/m³, E = {YOUNG:g} Pa, "
-                   f"ν = {POISSON}, η_s = {ETA_S} Pa·s per segment; gravity {GRAVITY}; "
+                   f"ν = {POISSON}, η_s = {model['eta_s']} Pa·s per segment; gravity {GRAVITY}; "
                    f"{'all six strains' if args.six_strains else 'bending y/z + elongation'}; "
                    "5 Gauss nodes per segment) and the identical kane_jax chain of CosseratPCS bodies. Speed-up: "
                    "SoRoMoX time / kane_jax time. kane_jax's "
@@ -144,11 +144,11 @@ def main(argv=None) -> int:
                    ["segments", "stepping", "B", "horizon", "kane_jax compile", "kane_jax / sim-s",
                     "SoRoMoX compile", "SoRoMoX / sim-s", "speed-up", "FD evals", "final-state |Δ| (rel)"])
     for nseg in segs:
-        robot = make_soromox(nseg)
-        chain = make_kane(robot, nseg)
+        robot = make_soromox(nseg, **model)
+        chain = make_kane(robot, nseg, **model)
         nq = chain.nq
         rng = np.random.default_rng(nseg)
-        sel = np.asarray(SELECT)
+        sel = np.asarray(model["select"])
         scale = np.tile(np.array([1.0, 3.0, 3.0, 0.05, 0.05, 0.05])[sel], nseg)
         qs = rng.uniform(-1, 1, (max(batches + [8]), nq)) * scale
         qds = rng.uniform(-1, 1, qs.shape)

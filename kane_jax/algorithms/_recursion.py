@@ -273,6 +273,13 @@ def solve_mass(mass: Array, rhs: Array, *, buffer: bool = True) -> Array:
     return jsl.cho_solve(jsl.cho_factor(mass, lower=True), rhs)
 
 
+def solve_chain_mass(chain, mass: Array, rhs: Array) -> Array:
+    """:func:`solve_mass` for ``chain``'s mass matrix: ``M`` in a buffer of its own when a body of the
+    chain has coordinates (soft bodies: entries of ``M`` are costly to recompute), a bare barrier
+    for rigid chains (see ``buffer`` there)."""
+    return solve_mass(mass, rhs, buffer=has_body_coordinates(chain))
+
+
 def forward_dynamics_kernel(chain, q: Config, qd: Config, force: Config, *, gravity: Vec3 | None = None,
                             tip: Wrench | None = None, internal: bool = True) -> Config:
     """``q̈ = M⁻¹ (force − ID(q, q̇, 0))`` (``internal=False``: the bias without the internal forces)."""
@@ -280,7 +287,7 @@ def forward_dynamics_kernel(chain, q: Config, qd: Config, force: Config, *, grav
     g = chain.gravity if gravity is None else gravity
     tip = tip_wrench(None, None, dtype) if tip is None else tip
     mass, bias = dynamics_terms(chain, q, qd, gravity=jnp.asarray(g, dtype), tip=tip, internal=internal)
-    return solve_mass(mass, force - bias, buffer=has_body_coordinates(chain))
+    return solve_chain_mass(chain, mass, force - bias)
 
 
 def mass_matrix_kernel(chain, q: Config) -> Array:

@@ -7,9 +7,8 @@ from collections.abc import Callable
 import equinox as eqx
 import jax.numpy as jnp
 
-from .._modules import has_body_coordinates
 from .._types import Array, Config
-from ..algorithms._recursion import dynamics_terms, solve_mass, tip_wrench
+from ..algorithms._recursion import dynamics_terms, solve_chain_mass, tip_wrench
 from ..algorithms.actuation import input_matrix, work_coordinates
 from ..chain import Chain
 from .reference import gains, second_order_along, split_state
@@ -66,7 +65,7 @@ class CollocatedPFBL(eqx.Module):
         jac = input_matrix(self.chain, q).T  # (nu, nq)
         mass, n = dynamics_terms(self.chain, q, qd, gravity=self.chain.gravity.astype(q.dtype),
                                  tip=tip_wrench(None, None, q.dtype))  # one terms pass for M and the bias
-        minv_jt = solve_mass(mass, jac.T, buffer=has_body_coordinates(self.chain))  # M⁻¹ Jᵀ
+        minv_jt = solve_chain_mass(self.chain, mass, jac.T)  # M⁻¹ Jᵀ
         lam_inv = jac @ minv_jt  # J M⁻¹ Jᵀ (the inverse actuation-space inertia)
         rhs = v + minv_jt.T @ n - jdot_qd  # J M⁻¹ n (M symmetric)
         return jnp.linalg.solve(lam_inv, rhs)

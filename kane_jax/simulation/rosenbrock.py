@@ -45,9 +45,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .._modules import has_body_coordinates
 from .._small import contract
-from ..algorithms._recursion import dynamics_terms, solve_mass, tip_wrench
+from ..algorithms._recursion import dynamics_terms, solve_chain_mass, tip_wrench
 from ..algorithms._terms import internal_force_derivatives
 from ..algorithms.actuation import generalized_input
 from . import _small_lu as small_lu
@@ -121,7 +120,7 @@ def _evaluate(args, t, y):
     force = generalized_input(chain, q, _input(args, t, q, qd))
     mass, bias = dynamics_terms(chain, q, qd, gravity=jnp.asarray(chain.gravity, dtype),
                                 tip=tip_wrench(None, None, dtype))
-    return (qd, solve_mass(mass, force - bias, buffer=has_body_coordinates(chain))), mass
+    return (qd, solve_chain_mass(chain, mass, force - bias)), mass
 
 
 def vector_field(t, y, args):

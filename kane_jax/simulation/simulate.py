@@ -20,10 +20,10 @@ import numpy as np
 
 from .. import _checks
 from .._dispatch import _eager
-from .._modules import chain_vector, has_body_coordinates
+from .._modules import chain_vector
 from .._shared_jit import shared_leaves_jit
 from .._types import Config
-from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel, solve_mass
+from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel, solve_chain_mass
 from ..algorithms._terms import internal_forces
 from ..algorithms.actuation import generalized_input
 from ..chain import Chain
@@ -78,8 +78,8 @@ def _implicit_field(t, y, args):
     # stiff part for IMEX solvers: q̇ = v and the elastic/damping forces of joints and bodies
     chain = args[0]
     q, qd = y
-    return qd, solve_mass(mass_matrix_kernel(chain, q), -chain_vector(chain, internal_forces(chain, q, qd)),
-                          buffer=has_body_coordinates(chain))
+    force = -chain_vector(chain, internal_forces(chain, q, qd))
+    return qd, solve_chain_mass(chain, mass_matrix_kernel(chain, q), force)
 
 
 # --- the solve -----------------------------------------------------------------------------------
