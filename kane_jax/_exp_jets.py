@@ -15,9 +15,10 @@ import jax
 import jax.numpy as jnp
 
 from ._jets import PoseJet, compose
-from ._small import cross, materialize
+from ._series import right_jacobian_coefficients
+from ._small import cross, materialize, sum_small
 from ._types import Array, Config
-from .lie import rotvec_coefficients, se3_exp, se3_right_jacobian
+from .lie import rotvec_coefficients, se3_exp
 
 
 def _se3_curvature(vel: Array, dvel: Array) -> Array:
@@ -54,6 +55,50 @@ def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, 
     return coef, gen, curvature(vel, dvel)
 
 
+def _se3_coefficients(omega: Array) -> tuple[Array, Array, Array, Array]:
+    w = omega[..., :3]
+    return right_jacobian_coefficients(jnp.sum(w * w, axis=-1))
+
+
+def _right_jacobian_blocks(coef, omega: Array) -> Array:
+    """The blocks of the right Jacobian ``T(Ω) = [[A, 0], [Q, A]]`` stacked as ``(…, 2, 3, 3)``.
+
+    From ``T = 1 − c1 ad + c2 ad² − c3 ad³ + c4 ad⁴`` (:func:`~kane_jax.lie.se3_right_jacobian`) with
+    ``ad_Ω = [[W, 0], [V, W]]``, ``W = [ω]×``, ``V = [v]×``, ``W³ = −θ² W`` and
+    ``[a]×[b]× = b aᵀ − (a·b) 1``: with ``d = ω·v``, ``a1 = c1 − θ² c3``, ``a2 = c2 − θ² c4``,
+    ``A = 1 − a1 W + a2 W²``, ``Q = −a1 V + a2 (v ωᵀ + ω vᵀ − 2d 1) + 2d (c3 W − c4 W²)``,
+    ``W² = ω ωᵀ − θ² 1``. Each block entry is a few products of per-section scalars, against four
+    ``ad`` applications per generator in the vector form.
+    """
+    c1, c2, c3, c4 = coef
+    w, v = omega[..., :3], omega[..., 3:]
+    t2, d = jnp.sum(w * w, axis=-1), jnp.sum(w * v, axis=-1)
+    a1, a2 = c1 - t2 * c3, c2 - t2 * c4
+    eye = jnp.broadcast_to(jnp.eye(3, dtype=omega.dtype), w.shape[:-1] + (3, 3))
+    ww = w[..., :, None] * w[..., None, :]
+    w2 = ww - t2[..., None, None] * eye
+    sw, sv = _skew(w), _skew(v)
+    s = lambda x: x[..., None, None]  # noqa: E731
+    a = eye - s(a1) * sw + s(a2) * w2
+    vw = v[..., :, None] * w[..., None, :]
+    q = (-s(a1) * sv + s(a2) * (vw + jnp.swapaxes(vw, -1, -2) - 2 * s(d) * eye)
+         + 2 * s(d) * (s(c3) * sw - s(c4) * w2))
+    return jnp.stack([a, q], axis=-3)
+
+
+def _skew(x: Array) -> Array:
+    z = jnp.zeros_like(x[..., 0])
+    return jnp.stack([jnp.stack([z, -x[..., 2], x[..., 1]], -1), jnp.stack([x[..., 2], z, -x[..., 0]], -1),
+                      jnp.stack([-x[..., 1], x[..., 0], z], -1)], -2)
+
+
+def _apply_blocks(blocks: Array, eta: Array) -> Array:
+    """``T η`` for ``T = [[A, 0], [Q, A]]`` (``blocks`` ``(…, 2, 3, 3)``, ``η`` ``(…, 6)``)."""
+    a, q = blocks[..., 0, :, :], blocks[..., 1, :, :]
+    e_w, e_v = eta[..., None, :3], eta[..., None, 3:]
+    return jnp.concatenate([sum_small(a * e_w, -1), sum_small(q * e_w + a * e_v, -1)], -1)
+
+
 @jax.jit
 def exp_jet(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | None = None) -> PoseJet:
     """Closed-form jet of ``exp(Ω(q))`` for a twist ``Ω`` of ``q`` (batched over leading axes).
@@ -62,7 +107,9 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | N
     the body acceleration along ``q + t q̇`` is ``V̇ = d/dt [T(Ω)] Ω̇ + T(Ω) Ω̈`` with
     ``Ω̇ = Σ_k ∂_k Ω q̇_k`` (one forward-mode pass through the closed-form ``T``; ``Ω̈ = 0`` for ``Ω``
     affine in ``q``), and the curvature is ``(ω̇, ν̇ + ω × ν)`` with ``V = (ω, ν)`` (``t' = R ν``
-    gives ``Rᵀ t'' = ν̇ + ω × ν``).
+    gives ``Rᵀ t'' = ν̇ + ω × ν``). ``T`` and its rate are formed once per twist as their 3×3 blocks
+    (:func:`_right_jacobian_blocks`, in a buffer of their own) and applied to the ``n`` generators:
+    ≈ 27 multiply-adds per generator instead of four ``ad`` applications (≈ 96 multiplies).
 
     Arguments:
         omega: ``(…, 6)`` twist. d_omega: ``(…, n, 6)`` its derivatives. qd: ``(n,)`` or None.
@@ -73,9 +120,21 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | N
         ``(…, 3)``, generators ``(…, n, 6)`` and curvature ``(…, 6)`` (zero for ``qd=None``), DESIGN §3.1.
     """
     g = materialize(se3_exp(omega))
-    _, gen, curv = _generators_and_curvature(lambda _, o, e: se3_right_jacobian(o, e), lambda o: (), omega,
-                                             d_omega, qd, buffer=True, dd_omega=dd_omega)
-    return PoseJet(g[..., :3, :3], g[..., :3, 3], gen, curv)
+    if qd is None:
+        blocks = materialize(_right_jacobian_blocks(_se3_coefficients(omega), omega))
+        gen = _apply_blocks(blocks[..., None, :, :, :], d_omega)
+        return PoseJet(g[..., :3, :3], g[..., :3, 3], gen, jnp.zeros(omega.shape, omega.dtype))
+    odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
+    coef, d_coef = jax.jvp(_se3_coefficients, (omega,), (odot,))
+    blocks, d_blocks = jax.jvp(_right_jacobian_blocks, (coef, omega), (d_coef, odot))
+    both = materialize(jnp.stack([blocks, d_blocks]))
+    blocks, d_blocks = both[0], both[1]
+    gen = _apply_blocks(blocks[..., None, :, :, :], d_omega)
+    vel = _apply_blocks(blocks, odot)
+    dvel = _apply_blocks(d_blocks, odot)
+    if dd_omega is not None:
+        dvel = dvel + _apply_blocks(blocks, dd_omega)
+    return PoseJet(g[..., :3, :3], g[..., :3, 3], gen, _se3_curvature(vel, dvel))
 
 
 def _compose_shared(a: PoseJet, b: PoseJet, qd: Config | None) -> PoseJet:
