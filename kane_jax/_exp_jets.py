@@ -18,7 +18,7 @@ from ._jets import PoseJet, compose
 from ._series import right_jacobian_coefficients
 from ._small import cross, materialize, sum_small
 from ._types import Array, Config
-from .lie import rotvec_coefficients, se3_exp
+from .lie import rotvec_coefficients, se3_exp, skew
 
 
 def _se3_curvature(vel: Array, dvel: Array) -> Array:
@@ -77,19 +77,13 @@ def _right_jacobian_blocks(coef, omega: Array) -> Array:
     eye = jnp.broadcast_to(jnp.eye(3, dtype=omega.dtype), w.shape[:-1] + (3, 3))
     ww = w[..., :, None] * w[..., None, :]
     w2 = ww - t2[..., None, None] * eye
-    sw, sv = _skew(w), _skew(v)
+    sw, sv = skew(w), skew(v)
     s = lambda x: x[..., None, None]  # noqa: E731
     a = eye - s(a1) * sw + s(a2) * w2
     vw = v[..., :, None] * w[..., None, :]
     q = (-s(a1) * sv + s(a2) * (vw + jnp.swapaxes(vw, -1, -2) - 2 * s(d) * eye)
          + 2 * s(d) * (s(c3) * sw - s(c4) * w2))
     return jnp.stack([a, q], axis=-3)
-
-
-def _skew(x: Array) -> Array:
-    z = jnp.zeros_like(x[..., 0])
-    return jnp.stack([jnp.stack([z, -x[..., 2], x[..., 1]], -1), jnp.stack([x[..., 2], z, -x[..., 0]], -1),
-                      jnp.stack([-x[..., 1], x[..., 0], z], -1)], -2)
 
 
 def _apply_blocks(blocks: Array, eta: Array) -> Array:
