@@ -27,16 +27,14 @@ def _se3_curvature(vel: Array, dvel: Array) -> Array:
 
 
 def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, qd: Config | None, *,
-                              curvature=_se3_curvature, buffer: bool = False, dd_omega: Array | None = None):
+                              curvature=_se3_curvature):
     """The smooth coefficients ``c = coefficients(Ω)`` (a tuple of ``(…,)`` arrays), the generators
     ``gen_k = rate(c, Ω, ∂_k Ω)`` and the curvature ``curvature(V, V̇)`` of the body velocity
     ``V = rate(c, Ω, Ω̇)`` along ``Ω̇ = Σ_k ∂_k Ω q̇_k`` (zero for ``qd=None``).
 
     The coefficients' series are evaluated once, with their tangent along ``Ω̇`` when ``qd`` is given,
-    and ``rate`` is a polynomial in them: one forward-mode pass through it gives ``V̇`` for ``Ω̈ = 0``;
-    ``dd_omega`` (``Ω̈`` along ``q + t q̇``, for twists not affine in ``q``) adds ``rate(c, Ω, Ω̈)``
-    (``rate`` is linear in its last argument). ``buffer``: compute ``V, V̇`` once into a buffer of
-    their own (:func:`~kane_jax._small.materialize`).
+    and ``rate`` is a polynomial in them: one forward-mode pass through it gives ``V̇`` (twists affine
+    in ``q``: ``Ω̈ = 0``).
     """
     if qd is None:
         coef, d_coef = coefficients(omega), None
@@ -47,11 +45,6 @@ def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, 
     if qd is None:
         return coef, gen, jnp.zeros(omega.shape, omega.dtype)
     vel, dvel = jax.jvp(lambda c, o: rate(c, o, odot), (coef, omega), (d_coef, odot))
-    if dd_omega is not None:
-        dvel = dvel + rate(coef, omega, dd_omega)
-    if buffer:
-        both = materialize(jnp.concatenate([vel, dvel], axis=-1))
-        vel, dvel = both[..., :6], both[..., 6:]
     return coef, gen, curvature(vel, dvel)
 
 
