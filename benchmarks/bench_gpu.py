@@ -1,7 +1,8 @@
 """Batched throughput on whatever accelerator JAX finds (GPU/TPU; on a CPU-only machine: the CPU).
 
 Runs the batched parts of the suite — ID, mass matrix and FD of the 7-DoF iiwa-like arm, ID of an
-8-segment planar PCC chain, FD of the 1- and 3-segment SoRoMoX-equivalent PCS arm — as
+8-segment planar PCC chain, FD of the 1- and 3-segment SoRoMoX-equivalent PCS arm (bend + stretch) and
+of the 1-segment arm with all six strains — as
 ``jit(vmap(...))`` over growing batches and reports states per second, float64 at three batch sizes
 and float32 at the largest. Peers on the same device in the same run: MJX (``mujoco-mjx``, MuJoCo in
 JAX) for the arm, SoRoMoX for the PCS arm; each peer's output is compared with kane_jax's. Rows are
@@ -118,12 +119,14 @@ def main(argv=None) -> int:
         try:
             import bench_soft_vs_soromox as soft
 
-            for nseg in (1, 3):
-                robot = soft.make_soromox(nseg)
-                cases.append((f"PCS {nseg} segment{'s' if nseg > 1 else ''} FD", soft.make_kane(robot, nseg),
+            # bend + stretch (3 strains per segment) on 1 and 3 segments, all six strains on 1 segment
+            for nseg, model, tag in ((1, {}, ""), (3, {}, ""), (1, soft.SIX_STRAINS, " six strains")):
+                robot = soft.make_soromox(nseg, **model)
+                kane = soft.make_kane(robot, nseg, **model)
+                cases.append((f"PCS {nseg} segment{'s' if nseg > 1 else ''}{tag} FD", kane,
                               lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, jnp.zeros_like(q)),
                               [] if args.no_peers else
-                              [soromox_peer(robot, 3 * nseg, b) for b in ("jax", "auto")[:1 if on_cpu else 2]]))
+                              [soromox_peer(robot, kane.nq, b) for b in ("jax", "auto")[:1 if on_cpu else 2]]))
         except Exception as err:  # noqa: BLE001 - soromox (for the identical robot) missing
             print(f"PCS cases skipped: {type(err).__name__}: {err}")
     cols = ["case", "dtype", "B", "compile", "throughput", "time per batch", "peer (same device)",
