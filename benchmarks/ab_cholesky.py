@@ -22,7 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import kane_jax as kj
-import kane_jax.algorithms._recursion as rec
+import kane_jax.algorithms._cholesky as rec
 
 arm = _robots.kane_chain(_robots.iiwa_like())
 chains = {"arm": arm}
@@ -62,7 +62,7 @@ for name, chain in chains.items():
                     "FD unrolled": (12, lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u)),
                     "FD cho_factor": (0, lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u))}
         for label, (limit, fn) in variants.items():
-            rec.UNROLLED_CHOLESKY = limit
+            rec.UNROLLED_CHOLESKY = rec.ROLLED_CHOLESKY = limit
             jax.clear_caches()
             g = jax.vmap(lambda p, q, v, u: fn(eqx.combine(p, static), q, v, u), in_axes=(None, 0, 0, 0))
             t0 = time.perf_counter()
@@ -70,11 +70,11 @@ for name, chain in chains.items():
             print(f"{name} B={b} {label} compile {time.perf_counter() - t0:.2f} s", flush=True)
             outs[label] = np.asarray(progs[label][0](params, *xs))
         for label, limit in (("solve unrolled", 12), ("solve cho_factor", 0)):
-            rec.UNROLLED_CHOLESKY = limit
+            rec.UNROLLED_CHOLESKY = rec.ROLLED_CHOLESKY = limit
             jax.clear_caches()
             progs[label] = (jax.jit(jax.vmap(rec.solve_mass)).lower(masses, xs[2]).compile(), (masses, xs[2]))
             outs[label] = np.asarray(progs[label][0](masses, xs[2]))
-        rec.UNROLLED_CHOLESKY = 12
+        rec.UNROLLED_CHOLESKY, rec.ROLLED_CHOLESKY = 12, 64
         for a, c in (("FD unrolled", "FD cho_factor"), ("solve unrolled", "solve cho_factor")):
             d = np.max(np.abs(outs[a] - outs[c])) / np.max(np.abs(outs[c]))
             print(f"{name} B={b} {a} vs {c}: rel diff {d:.1e}", flush=True)

@@ -22,11 +22,11 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import jax.scipy.linalg as jsl
 
 from .._modules import chain_vector, has_body_coordinates, module_rows, scan_modules
-from .._small import cross, dot, materialize, mtv, mv, sum_small
+from .._small import cross, dot, mtv, mv, sum_small
 from .._types import Array, Config, Float, Vec3
+from ._cholesky import solve_mass
 from ._composite import composite_mass_matrix
 from ._terms import ModuleTerms, chain_terms
 
@@ -187,90 +187,6 @@ def inverse_dynamics_kernel(chain, q: Config, qd: Config | None, qdd: Config | N
     tip = tip_wrench(None, None, dtype) if tip is None else tip
     terms = chain_terms(chain, q, qd, internal=internal)
     return id_recursion(chain, terms, qdd, -jnp.asarray(g, dtype), tip).tau
-
-
-# up to this size M⁻¹ rhs is an unrolled Cholesky (straight-line code), above it LAPACK
-UNROLLED_CHOLESKY = 12
-
-
-def _cholesky_unrolled(mass: Array) -> list[list[Array | None]]:
-    """The lower Cholesky factor of ``M``, entry by entry (``n(n+1)/2`` square roots and divisions,
-    the rest multiply-adds); reads the lower triangle of ``M`` only."""
-    n = mass.shape[-1]
-    low: list[list[Array | None]] = [[None] * n for _ in range(n)]
-    for j in range(n):
-        s = mass[j, j]
-        for k in range(j):
-            s = s - low[j][k] * low[j][k]
-        low[j][j] = jnp.sqrt(s)
-        for i in range(j + 1, n):
-            s = mass[i, j]
-            for k in range(j):
-                s = s - low[i][k] * low[j][k]
-            low[i][j] = s / low[j][j]
-    return low
-
-
-def _cho_solve_unrolled(low: list[list[Array | None]], rhs: Array) -> Array:
-    """``(L Lᵀ)⁻¹ rhs``: the two triangular solves, entry by entry."""
-    n = len(low)
-    y = [None] * n
-    for i in range(n):  # L y = rhs
-        s = rhs[i]
-        for k in range(i):
-            s = s - low[i][k] * y[k]
-        y[i] = s / low[i][i]
-    x = [None] * n
-    for i in reversed(range(n)):  # Lᵀ x = y
-        s = y[i]
-        for k in range(i + 1, n):
-            s = s - low[k][i] * x[k]
-        x[i] = s / low[i][i]
-    return jnp.stack(x)
-
-
-@jax.custom_jvp
-def _cholesky_solve_unrolled(mass: Array, rhs: Array) -> Array:
-    """``M⁻¹ rhs`` by the unrolled Cholesky factorization and triangular solves."""
-    return _cho_solve_unrolled(_cholesky_unrolled(mass), rhs)
-
-
-@_cholesky_solve_unrolled.defjvp
-def _cholesky_solve_unrolled_jvp(primals, tangents):
-    """``d(M⁻¹ r) = M⁻¹ (dr − dM M⁻¹ r)`` with the primal's factor: two more triangular solves per
-    tangent instead of the derivative of every factor entry (the forward-mode Jacobian of FD of
-    two PCS rods: 39,000 → 31,000 lines of optimized HLO; 92,000 without this rule and without
-    ``materialize(M)``). ``dM`` enters as the symmetric matrix of its lower triangle, the part of
-    ``M`` the factorization reads, so this is the derivative of the primal as computed."""
-    (mass, rhs), (dmass, drhs) = primals, tangents
-    low = _cholesky_unrolled(mass)
-    x = _cho_solve_unrolled(low, rhs)
-    dm = jnp.tril(dmass) + jnp.tril(dmass, -1).T
-    dmx = sum_small(dm.reshape(dm.shape + (1,) * (x.ndim - 1)) * x[None], 1)  # dM x, x of shape (n,) or (n, k)
-    return x, _cho_solve_unrolled(low, drhs - dmx)
-
-
-def solve_mass(mass: Array, rhs: Array, *, buffer: bool = True) -> Array:
-    """``M⁻¹ rhs`` by a Cholesky factorization; NaN (no exception) where ``M`` is not positive definite.
-
-    Up to :data:`UNROLLED_CHOLESKY` coordinates the factorization is unrolled into elementwise code
-    that XLA fuses: on the CPU, ``jax.scipy.linalg.cho_factor`` is one LAPACK call per matrix, so a
-    batch of 1,024 7×7 systems took 0.48 ms against 0.085 ms unrolled (measured 2026-11-24; same
-    numbers to 2e-16). Larger chains use LAPACK (the unrolled program grows as ``n³``).
-
-    ``buffer``: ``M`` in a buffer of its own (:func:`~kane_jax._small.materialize`); otherwise XLA
-    may fuse the computation of each entry of ``M`` into the scalar kernel of each factor entry
-    that reads it, recomputing the mass matrix piecewise (FD's forward-mode Jacobian of two PCS
-    rods: 92,000 lines of optimized HLO; see docs/architecture.md, "Compile time"). Pass
-    ``buffer=False`` for rigid chains, whose entries of ``M`` are cheap: there a bare
-    ``optimization_barrier`` (the program before 2026-11-27) is kept, since the buffer measured
-    slower (iiwa-like arm, one FD in a jitted loop, pinned: 1.10–1.11 µs without, 1.22–1.25 µs
-    with; three PCS rods 7.6–7.7 µs with, 8.4–9.2 µs without).
-    """
-    if mass.shape[-1] <= UNROLLED_CHOLESKY:
-        mass = materialize(mass) if buffer else jax.lax.optimization_barrier(mass)
-        return _cholesky_solve_unrolled(mass, rhs)
-    return jsl.cho_solve(jsl.cho_factor(mass, lower=True), rhs)
 
 
 def solve_chain_mass(chain, mass: Array, rhs: Array) -> Array:
