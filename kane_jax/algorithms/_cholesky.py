@@ -111,6 +111,11 @@ def _cho_solve_rolled(low: Array, rhs: Array) -> Array:
     return jax.lax.fori_loop(0, n, bwd, y)
 
 
+def _from_lower(m: Array) -> Array:
+    """The symmetric matrix of ``m``'s lower triangle (the part a factorization reads)."""
+    return jnp.tril(m) + jnp.tril(m, -1).T
+
+
 @jax.custom_jvp
 def _cholesky_solve_unrolled(mass: Array, rhs: Array) -> Array:
     """``M⁻¹ rhs`` by the unrolled Cholesky factorization and triangular solves."""
@@ -127,7 +132,7 @@ def _cholesky_solve_unrolled_jvp(primals, tangents):
     (mass, rhs), (dmass, drhs) = primals, tangents
     low = _cholesky_unrolled(mass)
     x = _cho_solve_unrolled(low, rhs)
-    dm = jnp.tril(dmass) + jnp.tril(dmass, -1).T
+    dm = _from_lower(dmass)
     dmx = sum_small(dm.reshape(dm.shape + (1,) * (x.ndim - 1)) * x[None], 1)  # dM x, x of shape (n,) or (n, k)
     return x, _cho_solve_unrolled(low, drhs - dmx)
 
@@ -144,10 +149,10 @@ def _factor_solve_batched(axis_size, in_batched, mass, rhs):
     """Batched: LAPACK over the batch; one factorization for right-hand sides that share ``M`` (the
     tangents of a forward-mode Jacobian)."""
     mass_batched, rhs_batched = in_batched
-    if not mass_batched:
-        cols = jnp.moveaxis(rhs, 0, -1) if rhs_batched else rhs  # (n, …, B)
+    if not mass_batched:  # then the right-hand sides are (the rule runs only for a batched argument)
+        cols = jnp.moveaxis(rhs, 0, -1)  # (n, …, B)
         x = _lapack_solve(mass, cols.reshape(cols.shape[0], -1)).reshape(cols.shape)
-        return (jnp.moveaxis(x, -1, 0) if rhs_batched else x), rhs_batched
+        return jnp.moveaxis(x, -1, 0), True
     if not rhs_batched:
         rhs = jnp.broadcast_to(rhs, (axis_size,) + rhs.shape)
     return jax.vmap(_lapack_solve)(mass, rhs), True
@@ -160,7 +165,7 @@ def _lapack_solve(mass: Array, rhs: Array) -> Array:
 def _solve_rolled(mass: Array, rhs: Array) -> Array:
     """``M⁻¹ rhs`` through :func:`jax.lax.custom_linear_solve` (its derivatives are more solves with
     the same ``M``; ``M`` symmetric from its lower triangle, the part the factorization reads)."""
-    sym = jnp.tril(mass) + jnp.tril(mass, -1).T
+    sym = _from_lower(mass)
     trail = (1,) * (rhs.ndim - 1)
 
     def matvec(x):
