@@ -25,6 +25,24 @@ from .simulation.trajectory import Trajectory
 
 AXIS = "batch"
 
+# Rollouts per ``vmap`` on a CPU (``chunk="auto"``). A batched vector field's intermediates grow with
+# the batch, and past a few hundred rollouts they no longer stay in the caches between its kernels:
+# one FD of a six-strain PCS rod took 12.1 µs per state at B = 128–256, 13.6 at 1,024 and 27.3 at
+# 4,096 (pinned, 2-core VM, 2026-11-28; docs/architecture.md, *Batches in chunks*).
+CPU_CHUNK = 256
+
+
+def _chunk_size(chunk) -> int | None:
+    if isinstance(chunk, str):
+        if chunk != "auto":
+            raise ValueError(f'`chunk` must be "auto", None or a positive integer, got {chunk!r}.')
+        return CPU_CHUNK if jax.default_backend() == "cpu" else None
+    if chunk is None:
+        return None
+    if isinstance(chunk, bool) or not isinstance(chunk, (int, np.integer)) or chunk < 1:
+        raise ValueError(f'`chunk` must be "auto", None or a positive integer, got {chunk!r}.')
+    return int(chunk)
+
 
 def batch_mesh(devices=None) -> Mesh:
     """A 1-D mesh named ``"batch"`` over ``devices`` (default: ``jax.devices()``, all hosts)."""
@@ -63,7 +81,8 @@ def _place(x, sharding: NamedSharding):
 
 def batch_simulate(
     chain: Chain, q0, qd0, t1: float, *, control: Any = None, batch_chain: bool = False,
-    batch_control: bool = False, sharded: bool = True, mesh: Mesh | None = None, **simulate_kwargs,
+    batch_control: bool = False, sharded: bool = True, mesh: Mesh | None = None, chunk: int | str | None = "auto",
+    **simulate_kwargs,
 ) -> Trajectory:
     """Simulate a batch of rollouts: initial states, inputs and/or model parameters.
 
@@ -86,6 +105,10 @@ def batch_simulate(
         batch_chain, batch_control: whether ``chain`` / ``control`` carry a leading batch axis.
         sharded: split the batch over devices (``mesh``, default :func:`batch_mesh`).
         mesh: a 1-D mesh whose single axis is named ``"batch"``.
+        chunk: rollouts integrated together per device: a device's share of the batch runs as
+            ``lax.map`` over chunks of this many ``vmap``ped rollouts (the same trajectories).
+            ``"auto"`` (default): :data:`CPU_CHUNK` on a CPU, the whole share on an accelerator;
+            ``None``: the whole share in one ``vmap``.
         **simulate_kwargs: forwarded to :func:`kane_jax.simulate` (``saveat``, ``solver``,
             ``rtol``, ``atol``, ``dt0``, ``adaptive``, ``max_steps``, ``throw``, …).
 
@@ -93,7 +116,8 @@ def batch_simulate(
         :class:`~kane_jax.simulation.Trajectory` whose arrays have a leading batch axis ``B``.
 
     Raises:
-        ValueError: nothing batched, inconsistent batch sizes, wrong state shapes, a bad mesh.
+        ValueError: nothing batched, inconsistent batch sizes, wrong state shapes, a bad mesh, a
+            ``chunk`` that is not ``"auto"``, ``None`` or a positive integer.
     """
     q0 = jnp.asarray(q0)
     qd0 = jnp.asarray(qd0)
@@ -110,8 +134,9 @@ def batch_simulate(
     if len(set(sizes.values())) != 1:
         raise ValueError(f"batched arguments must share one batch size, got {sizes}.")
     size = next(iter(sizes.values()))
+    chunk = _chunk_size(chunk)
     if not sharded:
-        return _run(args, batched, None, t1, simulate_kwargs)
+        return _run(args, batched, None, t1, simulate_kwargs, chunk)
     mesh = batch_mesh() if mesh is None else mesh
     if mesh.axis_names != (AXIS,):
         raise ValueError(f"`mesh` must be 1-D with axis name {AXIS!r}, got axis names {mesh.axis_names}.")
@@ -121,30 +146,53 @@ def batch_simulate(
     dyn = {k: (_pad(v, size, target) if batched[k] else v) for k, v in dyn.items()}
     dyn = {k: jax.tree.map(lambda x, b=batched[k]: _place(x, NamedSharding(mesh, P(AXIS) if b else P())), v)
            for k, v in dyn.items()}
-    out = _run(eqx.combine(dyn, static), batched, mesh, t1, simulate_kwargs)
+    out = _run(eqx.combine(dyn, static), batched, mesh, t1, simulate_kwargs, chunk)
     if target != size:
         out = jax.tree.map(lambda x: x[:size] if eqx.is_array(x) else x, out)
     return out
 
 
-def _rollouts(args, batched, t1, kwargs):
+def _rollouts(args, batched, t1, kwargs, chunk):
     def one(a):
         return simulate(a["chain"], a["q0"], a["qd0"], t1, control=a["control"], **kwargs)
 
     in_axes = {k: (0 if batched[k] else None) for k in args}
-    return eqx.filter_vmap(one, in_axes=(in_axes,))(args)
+    size = next(_batch_size(v, k) for k, v in args.items() if batched[k])
+    if chunk is None or size <= chunk:
+        return eqx.filter_vmap(one, in_axes=(in_axes,))(args)
+    # ``lax.map`` over chunks of ``chunk`` rollouts, each chunk a ``vmap`` (the remainder one more):
+    # the same rollouts, with a chunk's working set in the caches (see :data:`CPU_CHUNK`)
+    dyn, static = eqx.partition({k: v for k, v in args.items() if batched[k]}, eqx.is_array)
+    box = {}
+
+    def single(d):
+        a = dict(args)
+        a.update(eqx.combine(d, static))
+        out, box["static"] = eqx.partition(one(a), eqx.is_array)
+        return out
+
+    batched_single = jax.vmap(single)
+    full = size // chunk * chunk
+    chunks = jax.tree.map(lambda x: x[:full].reshape((full // chunk, chunk) + x.shape[1:]), dyn)
+    # explicit shapes: ``lax.map(…, batch_size=…)`` cannot reshape zero-size outputs (``u`` of a chain without inputs)
+    out = jax.tree.map(lambda y: y.reshape((full,) + y.shape[2:]), jax.lax.map(batched_single, chunks))
+    if full < size:
+        rest = batched_single(jax.tree.map(lambda x: x[full:], dyn))
+        out = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), out, rest)
+    return eqx.combine(out, box["static"])
 
 
 @shared_leaves_jit  # a law's own copy of the chain is the chain (see kane_jax/_shared_jit.py)
-def _run(args, batched, mesh, t1, kwargs):
+def _run(args, batched, mesh, t1, kwargs, chunk):
     if mesh is None:
-        return _rollouts(args, batched, t1, kwargs)
+        return _rollouts(args, batched, t1, kwargs, chunk)
     dyn, static = eqx.partition(args, eqx.is_array)
     specs = {k: jax.tree.map(lambda _, b=batched[k]: P(AXIS) if b else P(), v) for k, v in dyn.items()}
     box = {}
 
     def local(d):
-        dyn_out, box["static"] = eqx.partition(_rollouts(eqx.combine(d, static), batched, t1, kwargs), eqx.is_array)
+        dyn_out, box["static"] = eqx.partition(_rollouts(eqx.combine(d, static), batched, t1, kwargs, chunk),
+                                               eqx.is_array)
         return dyn_out
 
     out = jax.shard_map(local, mesh=mesh, in_specs=(specs,), out_specs=P(AXIS), check_vma=False)(dyn)

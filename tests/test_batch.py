@@ -7,12 +7,15 @@ import sys
 import textwrap
 from pathlib import Path
 
+import equinox as eqx
 import helpers.robots as wr
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from kane_jax.batch import batch_simulate
+from kane_jax.control import PDCompensation
 from kane_jax.simulation import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +73,6 @@ def test_sharded_equals_unsharded_on_4_host_devices():
     q_ref = np.asarray(res["q_ref"])
     plant = wr.rigid_arm(2, masses=(0.8, 0.8))  # rollout 0: first link mass 0.8 kg, kp = 5
     arm = wr.rigid_arm(2)  # the controller's model (nominal masses), as in the script
-    from kane_jax.control import PDCompensation
 
     rng = np.random.default_rng(0)
     q0 = jnp.asarray(rng.uniform(-1, 1, (12, 2)))
@@ -92,3 +94,27 @@ def test_batch_over_states_matches_loop_and_validates():
         batch_simulate(arm, q0, jnp.zeros((2, 2)), 0.3)
     with pytest.raises(ValueError, match="`q0` must have shape"):
         batch_simulate(arm, jnp.zeros((3, 5)), jnp.zeros(2), 0.3)
+
+
+def test_chunked_rollouts_equal_one_vmap_and_validate():
+    # 5 rollouts in chunks of 2 (two chunks and a remainder of one), batched gains and masses
+    arm = wr.rigid_arm(2)
+    rng = np.random.default_rng(1)
+    q0 = jnp.asarray(rng.uniform(-1, 1, (5, 2)))
+    ctrl = eqx.filter_vmap(lambda kp: PDCompensation(arm, jnp.array([0.5, -0.5]), kp=kp, kd=3.0))(
+        jnp.linspace(5.0, 20.0, 5))
+    chains = eqx.filter_vmap(lambda m: wr.rigid_arm(2, masses=(m, 0.8)))(jnp.linspace(0.8, 1.6, 5))
+    kw = dict(saveat=4, rtol=1e-10, atol=1e-12, sharded=False, control=ctrl, batch_chain=True, batch_control=True)
+    whole = batch_simulate(chains, q0, jnp.zeros(2), 0.3, chunk=None, **kw)
+    chunked = batch_simulate(chains, q0, jnp.zeros(2), 0.3, chunk=2, **kw)
+    assert chunked.q.shape == whole.q.shape == (5, 4, 2)
+    # the same rollouts; only XLA's rounding may differ between the two programs
+    np.testing.assert_allclose(chunked.q, whole.q, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(chunked.qd, whole.qd, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(chunked.stats["num_steps"], whole.stats["num_steps"])
+    last = lambda tree: jax.tree.map(lambda x: x[4] if eqx.is_array(x) else x, tree)  # noqa: E731
+    one = simulate(last(chains), q0[4], jnp.zeros(2), 0.3, control=last(ctrl), saveat=4, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(chunked.q[4], one.q, rtol=0, atol=1e-11)  # the remainder's rollout
+    for bad in ("all", 0, -3, 2.5, True):
+        with pytest.raises(ValueError, match="`chunk` must be"):
+            batch_simulate(arm, q0, jnp.zeros(2), 0.3, chunk=bad)
