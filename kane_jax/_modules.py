@@ -208,16 +208,12 @@ def coordinate_modules(chain) -> tuple[np.ndarray, np.ndarray]:
 def chain_block_diagonal(chain, blocks: Float[Array, "N n_max n_max"]) -> Float[Array, "nq nq"]:
     """Per-module ``(n_max, n_max)`` blocks (rows and columns laid out as :func:`module_rows`) as
     the block-diagonal ``(nq, nq)`` chain matrix."""
-    lay = chain.layout
-    n, k = lay.n_modules, lay.n_max
-    # out[i, a, j, b] = δ_ij blocks[i, a, b] by a select, not an einsum: that is a dot, which keeps XLA:CPU
-    # from compiling a solver loop into one kernel (the stiff solver's K and D are built inside its loop)
-    same = jnp.arange(n)[:, None, None, None] == jnp.arange(n)[None, None, :, None]
-    full = jnp.where(same, blocks[:, :, None, :], 0).astype(blocks.dtype).reshape(n * k, n * k)
-    if all(m == k for m in lay.module_nq):
-        return full
-    index = jnp.asarray(lay.flat_index())
-    return full[index][:, index]
+    module, row = coordinate_modules(chain)
+    m, r = jnp.asarray(module), jnp.asarray(row)
+    # a gather and a select, not an einsum: that is a dot, which keeps XLA:CPU from compiling a solver
+    # loop into one kernel (the stiff solver's K and D are built inside its loop, the composite mass
+    # matrix's own-coordinate Gram blocks inside every FD)
+    return jnp.where(m[:, None] == m[None, :], blocks[m[:, None], r[:, None], r[None, :]], 0).astype(blocks.dtype)
 
 
 def pad_rows(x: Array, front: int, total: int, axes: tuple[int, ...] = (0,)) -> Array:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
-from .._modules import chain_rows, coordinate_modules, scan_modules
+from .._modules import chain_block_diagonal, chain_rows, coordinate_modules, scan_modules
 from .._small import cross, materialize, mm, mv
 from .._types import Array, Float
 from ._terms import ModuleTerms
@@ -108,15 +108,14 @@ def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
         p_t, p_f = p_t + g_t, p_f + g_f
     s = chain_rows(chain, jnp.concatenate([s_w, s_v], -1))  # (nq, 6)
     pw = chain_rows(chain, jnp.concatenate([p_t, p_f], -1))
-    module, row = coordinate_modules(chain)
+    module, _ = coordinate_modules(chain)
     upper = jnp.asarray(module[:, None] < module[None, :])
     same = jnp.asarray(module[:, None] == module[None, :])
     sp = _outer6(s, pw)
     diag = sp
     if own:
         gam = chain_rows(chain, jnp.concatenate([g_t, g_f], -1))
-        gram = body.gram[jnp.asarray(module)[:, None], jnp.asarray(row)[:, None], jnp.asarray(row)[None, :]]
-        diag = sp + (_outer6(gam, s) + gram)
+        diag = sp + (_outer6(gam, s) + chain_block_diagonal(chain, body.gram))
     full = jnp.where(upper, sp, 0.0)
     full = full + full.T + jnp.where(same, diag, 0.0)
     return 0.5 * (full + full.T)
