@@ -24,7 +24,7 @@ from .._types import Array, Float
 def allocate_tensions(
     matrix: Float[Array, "nu n"], force: Float[Array, " n"], *, minimum: float | Array = 0.0,
     maximum: float | Array | None = None, pretension: float | Array | None = None, weight: float = 1e-8,
-    tol: float = 1e-10,
+    tol: float = 1e-7,
 ) -> Float[Array, " nu"]:
     """Non-negative (bounded) inputs ``u`` whose generalized force ``matrixᵀ u`` best matches ``force``.
 
@@ -39,7 +39,8 @@ def allocate_tensions(
         weight: ``w``, the weight of ``‖u − p‖²`` relative to the force residual, itself scaled by
             the smallest non-zero eigenvalue of ``A Aᵀ`` (small: the residual comes first in every
             direction the inputs reach; the relative bias of a reachable force is ≈ ``w``).
-        tol: qpax's solver tolerance.
+        tol: qpax's solver tolerance, on the KKT residual of the problem in tensions relative to their
+            size (``‖τ‖/σ_min(A)``, the pretension, the bounds): the tensions' relative accuracy.
 
     Returns:
         ``u`` of shape ``(nu,)``. Jit- and vmap-compatible; differentiable in reverse mode (qpax's
@@ -99,12 +100,21 @@ def allocate_tensions(
     # setting, not a model quantity: no gradient flows through it.
     ev = jax.lax.stop_gradient(jnp.linalg.eigvalsh(a @ a.T))
     top = jnp.maximum(ev[-1], jnp.finfo(a.dtype).tiny)
-    w = weight * jnp.min(jnp.where(ev > 1e-10 * top, ev, top))
+    smallest = jnp.min(jnp.where(ev > 1e-10 * top, ev, top))
+    w = weight * smallest
     # the objective divided by w (same minimizer): the pretension's curvature is 2, so the solver's
     # tolerance resolves the null space too (at scale w it stopped wherever it started there)
     quad = 2.0 * (a @ a.T / w + eye)
     lin = -2.0 * (a @ tau / w + p)
+    # and in tensions relative to their size, u = T v (the minimizer in v is u / T): qpax stops on
+    # the KKT residual's absolute max norm and floors its slack and dual variables at √eps, so in
+    # newtons it never met `tol` (all 30 iterations at every call, the last ≈ 20 changing nothing)
+    # and in millinewtons it met it loosely. T: the least-squares tensions' bound ‖τ‖/σ_min(A), the
+    # pretension, the lower bound; a solver setting like w. When all vanish, so does the answer
+    # (u = 0), which the solver meets to ≈ 1e-4 T: T is then tiny.
+    size = jnp.maximum(jnp.linalg.norm(tau) / jnp.sqrt(smallest), jnp.max(jnp.abs(jnp.concatenate([p, lo]))))
+    size = jax.lax.stop_gradient(jnp.where(size > 0, size, jnp.sqrt(jnp.finfo(a.dtype).tiny)))
     none = jnp.zeros((0, nu), dtype=a.dtype)
     with jax.numpy_rank_promotion("allow"):  # qpax broadcasts implicitly (a user may have set "raise")
-        u = qpax.solve_qp_primal(quad, lin, none, jnp.zeros((0,), a.dtype), g, h, solver_tol=tol)
-    return u.astype(out_dtype)
+        v = qpax.solve_qp_primal(quad, lin / size, none, jnp.zeros((0,), a.dtype), g, h / size, solver_tol=tol)
+    return (size * v).astype(out_dtype)

@@ -64,6 +64,23 @@ def test_jit_vmap_and_gradient():
     np.testing.assert_allclose(jac, np.eye(2), atol=1e-2)
 
 
+def test_tendons_at_120_degrees_match_the_closed_form_at_every_scale():
+    # three tendons 120° apart at 15 mm on two bending moments (003-sim2's segment): the exact
+    # solutions are u_ls + c (1, 1, 1) (u_ls, the least-squares tensions, sums to zero), the
+    # nearest to zero pretension lifts the smallest to zero: u = u_ls − min(u_ls). The same
+    # relative accuracy from millinewtons to kilonewtons: the solver works in tensions relative to
+    # their size (in newtons it once never met its tolerance, in millinewtons it met it loosely).
+    angles = np.deg2rad([0.0, 120.0, 240.0]) + 0.3
+    a = 0.015 * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    rng = np.random.default_rng(3)
+    for scale in (1e-3, 1.0, 1e3):
+        tau = scale * rng.normal(size=2)
+        u_ls = np.linalg.lstsq(a.T, tau, rcond=None)[0]
+        ref = u_ls - u_ls.min()
+        u = np.asarray(allocate_tensions(a, tau))
+        np.testing.assert_allclose(u, ref, rtol=0, atol=1e-7 * np.abs(ref).max())
+
+
 def test_bad_inputs_are_named():
     with pytest.raises(ValueError, match="matrix"):
         allocate_tensions(np.ones(3), np.ones(3))
