@@ -40,7 +40,7 @@ def allocate_tensions(
             the smallest non-zero eigenvalue of ``A Aᵀ`` (small: the residual comes first in every
             direction the inputs reach; the relative bias of a reachable force is ≈ ``w``).
         tol: qpax's solver tolerance, on the KKT residual of the problem in tensions relative to their
-            size (``‖τ‖/σ_min(A)``, the pretension, the bounds): the tensions' relative accuracy.
+            size (``‖τ‖/σ_min(A)``, the pretension, the lower bound): the tensions' relative accuracy.
 
     Returns:
         ``u`` of shape ``(nu,)``. Jit- and vmap-compatible; differentiable in reverse mode (qpax's
@@ -107,9 +107,10 @@ def allocate_tensions(
     quad = 2.0 * (a @ a.T / w + eye)
     lin = -2.0 * (a @ tau / w + p)
     # and in tensions relative to their size, u = T v (the minimizer in v is u / T): qpax stops on
-    # the KKT residual's absolute max norm and floors its slack and dual variables at √eps, so in
-    # newtons it never met `tol` (all 30 iterations at every call, the last ≈ 20 changing nothing)
-    # and in millinewtons it met it loosely. T: the least-squares tensions' bound ‖τ‖/σ_min(A), the
+    # the KKT residual's absolute max norm and floors its slack and dual variables at √eps, so it
+    # never met the former tol = 1e-10 (all 30 iterations at every call, the last ≈ 20 changing
+    # nothing), and an absolute tolerance it can meet for newtons is loose for millinewtons (1e-5:
+    # 5e-4 relative error, measured). T: the least-squares tensions' bound ‖τ‖/σ_min(A), the
     # pretension, the lower bound; a solver setting like w. When all vanish, so does the answer
     # (u = 0), which the solver meets to ≈ 1e-4 T: T is then tiny.
     size = jnp.maximum(jnp.linalg.norm(tau) / jnp.sqrt(smallest), jnp.max(jnp.abs(jnp.concatenate([p, lo]))))

@@ -69,7 +69,7 @@ def test_tendons_at_120_degrees_match_the_closed_form_at_every_scale():
     # solutions are u_ls + c (1, 1, 1) (u_ls, the least-squares tensions, sums to zero), the
     # nearest to zero pretension lifts the smallest to zero: u = u_ls − min(u_ls). The same
     # relative accuracy from millinewtons to kilonewtons: the solver works in tensions relative to
-    # their size (in newtons it once never met its tolerance, in millinewtons it met it loosely).
+    # their size (an absolute tolerance that qpax meets in newtons is loose in millinewtons).
     angles = np.deg2rad([0.0, 120.0, 240.0]) + 0.3
     a = 0.015 * np.stack([np.cos(angles), np.sin(angles)], axis=1)
     rng = np.random.default_rng(3)
