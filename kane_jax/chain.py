@@ -16,7 +16,7 @@ import jax
 import numpy as np
 
 from . import _checks
-from ._modules import group_by_structure, stack
+from ._modules import group_by_structure, on_host, stack
 from ._types import Array, Vec3
 from .actuation._base import AbstractActuator
 from .bodies._base import AbstractBody
@@ -51,6 +51,16 @@ class Layout:
             [i * self.n_max + j for i in range(self.n_modules) for j in range(self.module_nq[i])], dtype=np.int32
         )
 
+
+
+def _index(x: Any, k: int) -> Any:
+    """``x[k]`` for an array leaf of a group (on the host when :func:`~kane_jax._modules.on_host`: an eager
+    index compiles two small programs per shape in every new process); other leaves as they are."""
+    if not eqx.is_array(x) or isinstance(x, np.ndarray):
+        return x if not eqx.is_array(x) else x[k]
+    if on_host(x):
+        return jax.device_put(np.asarray(x)[k])  # not jnp.asarray, which compiles (lax.stage)
+    return x[k]
 
 class Chain(eqx.Module):
     """A serial chain ``[(joint_1, body_1), …, (joint_N, body_N)]`` with gravity.
@@ -135,7 +145,7 @@ class Chain(eqx.Module):
         for g, mem in enumerate(self.layout.members):
             if i in mem:
                 k = mem.index(i)
-                return jax.tree.map(lambda x: x[k] if eqx.is_array(x) else x, self.groups[g])
+                return jax.tree.map(lambda x: _index(x, k), self.groups[g])
         raise AssertionError("unreachable")
 
     @property

@@ -64,3 +64,44 @@ def test_unrolled_recursions_equal_the_scans(monkeypatch):
     assert scans() <= n_scans - 2  # the forward and backward passes are unrolled, not scanned
     for a, b in zip(unrolled, scanned):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(b))))
+
+
+def test_groups_stack_and_index_on_the_host_with_the_values_of_jnp():
+    """Concrete, strongly typed leaves are stacked and indexed by NumPy (no eager XLA program: a
+    chain's construction compiled about a hundred tiny ones in every new process); the leaves equal
+    ``jnp.stack`` / ``x[k]`` in value, dtype and weak type, and traced leaves still take JAX's path."""
+    import logging
+
+    from kane_jax._modules import stack
+
+    rng = np.random.default_rng(3)
+    # shapes no other test stacks or indexes, placed without a program (jax.device_put)
+    c, d = (jax.device_put(rng.normal(size=(5, 7, 2))) for _ in range(2))
+    records = []
+    handler = logging.Handler()
+    handler.emit = records.append
+    logger = logging.getLogger("jax")
+    logger.addHandler(handler)
+    try:
+        with jax.log_compiles(True):
+            cd = stack([(c,), (d,)])[0]
+            row = kj.chain._index(cd, 1)
+    finally:
+        logger.removeHandler(handler)
+    assert not [r for r in records if "Compiling" in r.getMessage()], [r.getMessage() for r in records]
+    np.testing.assert_array_equal(np.asarray(row), np.asarray(d))
+
+    a, b = (jnp.asarray(rng.normal(size=(4, 3))) for _ in range(2))
+    weak = (jnp.asarray(0.5), jnp.asarray(1.5))  # weakly typed: kept on JAX's path
+    for xs in ((a, b), weak, (np.asarray(a), np.asarray(b))):
+        got, want = stack([(x,) for x in xs])[0], jnp.stack([jnp.asarray(x) for x in xs])
+        assert got.dtype == want.dtype and got.weak_type == want.weak_type and got.shape == want.shape
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    traced = jax.jit(lambda x, y: stack([(x,), (y,)])[0])(a, b)
+    np.testing.assert_array_equal(np.asarray(traced), np.asarray(jnp.stack([a, b])))
+
+    body = kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 1e5, elongation=True, order=2)
+    modules = [(kj.Revolute(), body), (kj.Revolute(rng.normal(size=3)), body)]
+    chain = kj.Chain(modules)
+    for i, (joint, _) in enumerate(modules):
+        np.testing.assert_array_equal(np.asarray(chain.module(i)[0].axis), np.asarray(joint.axis))

@@ -223,7 +223,10 @@ def simulate(
     if isinstance(saveat, (int, np.integer)) and not isinstance(saveat, bool):
         if saveat < 2:
             raise ValueError(f"`saveat`/`n_save` as a count must be >= 2, got {saveat}.")
-        ts = t0_ + (t1_ - t0_) * jnp.linspace(0.0, 1.0, int(saveat), dtype=dtype)
+        if concrete:  # on the host: an eager jnp expression compiles four tiny programs in every new process
+            ts = jnp.asarray(float(t0_) + (float(t1_) - float(t0_)) * np.linspace(0.0, 1.0, int(saveat)), dtype=dtype)
+        else:
+            ts = t0_ + (t1_ - t0_) * jnp.linspace(0.0, 1.0, int(saveat), dtype=dtype)
     else:
         ts = jnp.asarray(saveat, dtype=dtype)
         if ts.ndim != 1 or ts.shape[0] == 0:

@@ -83,7 +83,9 @@ def first_nonfinite(q: Array, qd: Array) -> Array:
 
 def raise_on_failure(traj: Trajectory) -> Trajectory:
     """``throw=True``: a detailed error for a concrete trajectory, ``eqx.error_if`` under a trace."""
-    if not isinstance(traj.q, jax.core.Tracer) and not bool(jnp.all(traj.result == diffrax.RESULTS.successful)):
+    # the concrete result's message is read on the host (``""`` when successful): a comparison of the
+    # result arrays would compile two tiny programs in every new process
+    if not isinstance(traj.q, jax.core.Tracer) and diffrax.RESULTS[traj.result] != "":
         raise SimulationError(f"simulate failed: {traj.message}. Smaller steps (dt0), a stiff solver or a larger "
                               "max_steps may help; with throw=False the trajectory is returned with `success` False.")
     if isinstance(traj.q, jax.core.Tracer):
