@@ -19,12 +19,52 @@ def is_concrete(x: Any) -> bool:
     return not isinstance(x, jax.core.Tracer)
 
 
+def on_host(x: Any) -> bool:
+    """True for an array whose values NumPy can work on with the same result as an eager JAX
+    operation: a NumPy array, or a concrete, strongly typed, uncommitted JAX array (not a tracer).
+
+    Eager JAX operations compile a small program per operation, shape and dtype in every new
+    process (20–40 ms each on the 2-core machine; ``jnp.asarray`` of a NumPy array too), and a
+    chain's construction ran about a hundred of them; NumPy's result goes back by ``jax.device_put``,
+    which compiles nothing (``docs/architecture.md``, *Set-up compiles no eager programs*).
+    """
+    if isinstance(x, np.ndarray):
+        return True
+    return isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and not x.weak_type and not x.committed
+
+
+def pose_parts(pose: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Rotation block and translation of a 4×4 pose, sliced on the host when :func:`on_host`."""
+    if on_host(pose):
+        a = np.asarray(pose)
+        return jax.device_put(a[:3, :3]), jax.device_put(a[:3, 3])
+    return pose[:3, :3], pose[:3, 3]
+
+
+def _host_input(x: Any) -> bool:
+    """Lists, tuples and NumPy arrays of concrete numbers: ``jnp.asarray`` makes them strongly typed
+    arrays, as ``jax.device_put`` of their NumPy array does without a program. (Python scalars stay on
+    JAX's path: ``jnp.asarray`` makes them weakly typed, which NumPy cannot.)"""
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind in "fiub"
+    return isinstance(x, (list, tuple)) and not any(isinstance(v, jax.Array) for v in jax.tree.leaves(x))
+
+
+def _host_float_array(x: Any) -> jax.Array:
+    a = np.asarray(x)
+    if a.dtype.kind not in "fiub":  # complex, strings, objects: JAX's path and its messages
+        return jnp.asarray(x)
+    if a.dtype.kind != "f":  # as as_float_array's astype(result_type(float)) on JAX's path
+        a = a.astype(np.float64)
+    return jax.device_put(a)
+
+
 def as_float_array(x: Any, name: str, shape: tuple[int, ...] | None = None) -> jax.Array:
     """Convert ``x`` to a floating JAX array and check its shape."""
     if isinstance(x, (str, bytes)) or x is None:
         raise TypeError(f"`{name}` must be an array of numbers, got {type(x).__name__}.")
     try:
-        arr = jnp.asarray(x)
+        arr = _host_float_array(x) if _host_input(x) else jnp.asarray(x)
     except (TypeError, ValueError) as err:
         raise TypeError(f"`{name}` must be an array of numbers, got {type(x).__name__}: {err}") from None
     if not (jnp.issubdtype(arr.dtype, jnp.floating) or jnp.issubdtype(arr.dtype, jnp.integer)
@@ -50,13 +90,16 @@ def unit_axis(axis: Any, name: str = "axis") -> jax.Array:
         norm = float(np.linalg.norm(np.asarray(arr)))
         if not np.isfinite(norm) or norm < 1e-12:
             raise ValueError(f"`{name}` must be a nonzero finite 3-vector, got {np.asarray(arr)}.")
+    if on_host(arr):  # the same operations as jnp.linalg.norm: sqrt of the sum of squares
+        a = np.asarray(arr)
+        return jax.device_put(a / np.sqrt(np.sum(a * a)))
     return arr / jnp.linalg.norm(arr)
 
 
 def rigid_transform(x: Any, name: str, *, atol: float = 1e-6) -> jax.Array:
     """Check that ``x`` is a 4×4 rigid transform (orthonormal rotation, det +1, last row 0 0 0 1)."""
     if x is None:
-        return jnp.eye(4)
+        return jax.device_put(np.eye(4))  # as jnp.eye(4) (float64, or float32 without x64), no program
     arr = as_float_array(x, name, (4, 4))
     if is_concrete(arr):
         a = np.asarray(arr, dtype=float)
@@ -128,12 +171,14 @@ def matrix_or_zeros(x: Any, name: str, n: int) -> jax.Array:
         ValueError: another shape, or a matrix that is not symmetric positive semi-definite.
     """
     if x is None:
-        return jnp.zeros((n, n))
+        return jax.device_put(np.zeros((n, n)))  # as jnp.zeros((n, n)), without a program
     arr = as_float_array(x, name)
+    host = on_host(arr)
     if arr.ndim == 0:
-        arr = arr * jnp.eye(n, dtype=arr.dtype)
+        eye = np.eye(n, dtype=arr.dtype)
+        arr = jax.device_put(np.asarray(arr) * eye) if host else arr * jnp.asarray(eye)
     elif arr.shape == (n,):
-        arr = jnp.diag(arr)
+        arr = jax.device_put(np.diag(np.asarray(arr))) if host else jnp.diag(arr)
     if arr.shape != (n, n):
         raise ValueError(f"`{name}` must be a scalar, shape ({n},) or shape ({n}, {n}), got shape {arr.shape}.")
     symmetric_psd(arr, name, definite=False)

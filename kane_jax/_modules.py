@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ._checks import on_host
 from ._types import Array, Config, Float
 
 Carry = TypeVar("Carry")
@@ -79,18 +80,6 @@ def stack(items) -> Any:
     leaves = [jax.tree.leaves(eqx.filter(x, eqx.is_array)) for x in items]
     stacked = [_stack_leaves([ls[k] for ls in leaves]) for k in range(len(leaves[0]))]
     return eqx.combine(jax.tree.unflatten(jax.tree.structure(dyn), stacked), static)
-
-
-def on_host(x: Any) -> bool:
-    """True for an array whose values can be worked on by NumPy with the same result as an eager
-    JAX operation: a NumPy array, or a concrete, strongly typed, uncommitted JAX array (not a tracer).
-
-    Eager JAX operations compile a small program per operation and shape in every new process
-    (30–40 ms each on the 2-core machine); a chain's construction ran about a hundred of them.
-    """
-    if isinstance(x, np.ndarray):
-        return True
-    return isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and not x.weak_type and not x.committed
 
 
 def _stack_leaves(xs: list) -> Array:

@@ -16,7 +16,8 @@ import jax
 import numpy as np
 
 from . import _checks
-from ._modules import group_by_structure, on_host, stack
+from ._checks import on_host
+from ._modules import group_by_structure, stack
 from ._types import Array, Vec3
 from .actuation._base import AbstractActuator
 from .bodies._base import AbstractBody
@@ -54,7 +55,7 @@ class Layout:
 
 
 def _index(x: Any, k: int) -> Any:
-    """``x[k]`` for an array leaf of a group (on the host when :func:`~kane_jax._modules.on_host`: an eager
+    """``x[k]`` for an array leaf of a group (on the host when :func:`~kane_jax._checks.on_host`: an eager
     index compiles two small programs per shape in every new process); other leaves as they are."""
     if not eqx.is_array(x) or isinstance(x, np.ndarray):
         return x if not eqx.is_array(x) else x[k]

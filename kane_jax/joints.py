@@ -74,7 +74,7 @@ class AbstractJoint(eqx.Module):
 
 def _joint_init(self, placement, stiffness, damping):
     pose = _checks.rigid_transform(placement, "placement")
-    self.placement_rot, self.placement_trans = pose[:3, :3], pose[:3, 3]
+    self.placement_rot, self.placement_trans = _checks.pose_parts(pose)
     self.stiffness = _checks.matrix_or_zeros(stiffness, "stiffness", self.nq)
     self.damping = _checks.matrix_or_zeros(damping, "damping", self.nq)
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
+import numpy as np
 
 from .. import _checks
 from .._jets import PoseJet, constant_pose_jet
@@ -42,13 +44,12 @@ class RigidBody(AbstractBody):
         self.com = _checks.as_float_array(com, "com", (3,))
         _checks.check_finite(self.com, "com")
         if inertia is None:
-            inertia = jnp.zeros((3, 3))
-            self.inertia = inertia
+            self.inertia = jax.device_put(np.zeros((3, 3)))  # as jnp.zeros((3, 3)), without a program
         else:
             self.inertia = _checks.as_float_array(inertia, "inertia", (3, 3))
             _checks.symmetric_psd(self.inertia, "inertia", definite=True)
             if _checks.is_concrete(self.inertia):
-                eig = jnp.linalg.eigvalsh(self.inertia)
+                eig = np.linalg.eigvalsh(np.asarray(self.inertia))  # a check: on the host, no program
                 if eig[0] + eig[1] < eig[2] * (1 - 1e-9):
                     raise ValueError(
                         f"`inertia` must satisfy the triangle inequality of principal moments, "
@@ -56,7 +57,7 @@ class RigidBody(AbstractBody):
                     )
         pose = _checks.rigid_transform(tip, "tip")
         # rotation and translation as two leaves (see AbstractJoint.placement)
-        self.tip_rot, self.tip_trans = pose[:3, :3], pose[:3, 3]
+        self.tip_rot, self.tip_trans = _checks.pose_parts(pose)
         self.nq = 0
 
     @property
