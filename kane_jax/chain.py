@@ -53,15 +53,15 @@ class Layout:
         )
 
 
-
 def _index(x: Any, k: int) -> Any:
     """``x[k]`` for an array leaf of a group (on the host when :func:`~kane_jax._checks.on_host`: an eager
     index compiles two small programs per shape in every new process); other leaves as they are."""
-    if not eqx.is_array(x) or isinstance(x, np.ndarray):
-        return x if not eqx.is_array(x) else x[k]
-    if on_host(x):
-        return jax.device_put(np.asarray(x)[k])  # not jnp.asarray, which compiles (lax.stage)
-    return x[k]
+    if not eqx.is_array(x):
+        return x
+    if isinstance(x, np.ndarray) or not on_host(x):
+        return x[k]
+    return jax.device_put(np.asarray(x)[k])  # not jnp.asarray, which compiles (lax.stage)
+
 
 class Chain(eqx.Module):
     """A serial chain ``[(joint_1, body_1), …, (joint_N, body_N)]`` with gravity.
