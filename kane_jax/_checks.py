@@ -30,7 +30,7 @@ def on_host(x: Any) -> bool:
     """
     if isinstance(x, np.ndarray):
         return True
-    return isinstance(x, jax.Array) and not isinstance(x, jax.core.Tracer) and not x.weak_type and not x.committed
+    return isinstance(x, jax.Array) and is_concrete(x) and not x.weak_type and not x.committed
 
 
 def pose_parts(pose: jax.Array) -> tuple[jax.Array, jax.Array]:
