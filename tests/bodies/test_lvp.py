@@ -210,3 +210,28 @@ def test_section_shared_bend_equals_pointwise(prims, shared, rng):
     for a, b in zip(jax.tree.leaves(fast), jax.tree.leaves(slow)):
         assert np.all(np.isfinite(a))
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-13 * max(1.0, float(np.max(np.abs(b)))))
+
+
+@pytest.mark.parametrize("prim", [P.Bend("y", 3), P.Stretch(3), P.Twist(2)], ids=lambda p: type(p).__name__)
+def test_default_modes_equal_given_modes(prim, rng):
+    """The default monomial modes (powers by products; the Bend's backbone nodes by scaled amplitudes) against
+    the same modes passed as a callable (the generic path: the field node by node), with their first and
+    second q-derivatives, 1e-14."""
+    given = type(prim)(*([prim.plane] if isinstance(prim, P.Bend) else []), prim.n_modes,
+                       modes=lambda s: jnp.stack([s ** k for k in range(1, prim.n_modes + 1)]))
+    a = jnp.asarray(rng.uniform(-0.6, 0.6, prim.n_modes))
+    x = jnp.asarray([0.7 * L, 0.3 * R, -0.4 * R])
+    v = jnp.asarray(rng.uniform(-1, 1, prim.n_modes))
+    for p in (prim, given):
+        assert p.default_modes(jnp.asarray(0.5)).shape == (prim.n_modes,)
+    np.testing.assert_allclose(prim.default_modes(jnp.asarray(0.5)), 0.5 ** np.arange(1, prim.n_modes + 1),
+                               rtol=0, atol=1e-16)
+
+    def second(p):
+        path = lambda t: p.apply(a + t * v, x, L, R)  # noqa: E731
+        return jax.jvp(lambda t: jax.jvp(path, (t,), (1.0,)), (0.0,), (1.0,))
+
+    (y0, d0), (_, c0) = second(prim)
+    (y1, d1), (_, c1) = second(given)
+    for u, w in ((y0, y1), (d0, d1), (c0, c1)):
+        np.testing.assert_allclose(u, w, rtol=1e-14, atol=1e-14 * L)
