@@ -196,7 +196,7 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
 
         def repeat(v):
             # broadcasts, not a gather: they fuse into their users (the gather was ≈ 8 % of the
-            # dynamics of an LVP arm)
+            # profiled kernel time of an LVP arm's FD)
             sections = jnp.broadcast_to(v[:n_sec, None], (n_sec, self.section_size) + v.shape[1:])
             parts = [sections.reshape((n_sec * self.section_size,) + v.shape[1:])]
             if frame:

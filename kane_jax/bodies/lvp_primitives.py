@@ -60,8 +60,8 @@ def _check_modes(modes, n_modes: int, name: str):
 
 
 def _powers(x: Array, n: int) -> list[Array]:
-    """``[x, x², …, xⁿ]`` by repeated products (elementwise: a cumulative product's scan and its
-    derivative rule cost the LVP bodies' jets ≈ 10 % of their dynamics)."""
+    """``[x, x², …, xⁿ]`` by repeated products: elementwise, where ``jnp.cumprod`` is a scan with a
+    derivative rule of its own (≈ 11 % of the profiled kernel time of an LVP arm's FD went to it)."""
     out = [x]
     for _ in range(n - 1):
         out.append(out[-1] * x)
