@@ -197,11 +197,11 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
         def repeat(v):
             # broadcasts, not a gather: they fuse into their users (the gather was ≈ 8 % of the
             # profiled kernel time of an LVP arm's FD)
-            sections = jnp.broadcast_to(v[:n_sec, None], (n_sec, self.section_size) + v.shape[1:])
-            parts = [sections.reshape((n_sec * self.section_size,) + v.shape[1:])]
+            out = jnp.broadcast_to(v[:n_sec, None], (n_sec, self.section_size) + v.shape[1:])
+            out = out.reshape((n_sec * self.section_size,) + v.shape[1:])
             if frame:
-                parts.append(jnp.broadcast_to(v[n_sec:], (3,) + v.shape[1:]))
-            return jnp.concatenate(parts) if frame else parts[0]
+                out = jnp.concatenate([out, jnp.broadcast_to(v[n_sec:], (3,) + v.shape[1:])])
+            return out
 
         return jax.tree.map(repeat, per_section)
 

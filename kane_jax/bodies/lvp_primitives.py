@@ -142,8 +142,8 @@ class Bend(AbstractPrimitive):
         if self.modes is None:
             # θ(σ ξ_j) = Σ_k a_k σ^k ξ_j^k: the amplitudes scaled once, the nodes' powers constants
             # (the same field as `field` node by node, to round-off)
-            xi_pow = np.stack([np.asarray(xi) ** k for k in range(1, self.n_modes + 1)], axis=-1)  # (n_b, n)
-            scaled = jnp.stack(_powers(sigma, self.n_modes)) * a.astype(dtype)
+            xi_pow = np.stack(_powers(np.asarray(xi), self.n_modes), axis=-1)  # (n_b, n)
+            scaled = self.default_modes(sigma) * a.astype(dtype)
             theta = jnp.sum(jnp.asarray(xi_pow, dtype=dtype) * scaled[None, :], axis=-1)
         else:
             theta = jax.vmap(lambda t: self.field(a, sigma * t))(jnp.asarray(xi, dtype=dtype))
