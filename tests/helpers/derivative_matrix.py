@@ -50,8 +50,8 @@ def cases(kind: str, *, full: bool = False) -> list[tuple[str, int]]:
     """
     if kind == "mixed":
         return [("mixed", 4)]
-    if full:
-        return [(j, c) for j in JOINTS for c in (1, 2, 3)]
+    if full:  # two identical modules only behind fixed joints (the aborting case): 2 and 3 are both scans
+        return [(j, c) for j in JOINTS for c in ((1, 2, 3) if j == "fixed" else (1, 3))]
     if kind == "rigid":  # rigid modules behind fixed joints have no coordinates
         return [("universal", 3)]
     if kind == "body":
