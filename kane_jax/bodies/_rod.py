@@ -24,7 +24,8 @@ from .._types import Array, Config, Float, Mat3, Pose, Vec3
 from ..lie import se3_exp
 from ._base import AbstractLinearElastic, AbstractSoftBody
 from ._moments import ElementRule, section_rule
-from .quadrature import disk_rule, gauss_legendre
+from .quadrature import construction_jit, disk_rule, gauss_legendre
+from .strain_bases import _strain_basis
 
 STRAIN_NAMES = ("twist", "bend_y", "bend_z", "stretch", "shear_y", "shear_z")
 _REST = (0.0, 0.0, 0.0, 1.0, 0.0, 0.0)
@@ -104,8 +105,42 @@ def _moduli(mat: _Material, sigma) -> Float[Array, " 6"]:
     return jnp.stack([g * polar, e * second, e * second, e * area, g * area, g * area])
 
 
+@construction_jit("strains")
+def _pcs_constants(mat: _Material, vol: Float[Array, " K"], *, strains: tuple[bool, ...]):
+    """Point masses and the diagonal stiffness and Kelvin–Voigt damping of a piecewise-constant-strain
+    rod: ``L`` times the mean of ``H(σ)`` over the rod (``r⁴`` is quartic in ``σ``: 4 Gauss nodes
+    integrate it exactly)."""
+    xs, ws = gauss_legendre(4)
+    h_mean = jnp.asarray(ws) @ jax.vmap(lambda x: _moduli(mat, x))(jnp.asarray(xs, dtype=vol.dtype))
+    stiffness = jnp.diag(mat.length * h_mean[np.asarray(strains)])
+    return mat.density * vol, stiffness, mat.eta * stiffness
+
+
+@construction_jit("basis", "strains", "nq", "stiffness_order")
+def _gvs_constants(mat: _Material, vol: Float[Array, " K"], *, basis, strains: tuple[bool, ...], nq: int,
+                   stiffness_order: int):
+    """Point masses and the stiffness ``K = L ∫ Φᵀ H Φ dσ`` (Gauss rule of ``stiffness_order``
+    nodes) and Kelvin–Voigt damping of a GVS rod with strain basis ``Φ(σ)`` (6, nq)."""
+    xs, ws = gauss_legendre(stiffness_order)
+
+    def integrand(x):
+        phi = _strain_basis(basis, strains, nq, x)
+        return phi.T @ (_moduli(mat, x)[:, None] * phi)
+
+    terms = jax.vmap(integrand)(jnp.asarray(xs, dtype=vol.dtype))
+    stiffness = mat.length * jnp.einsum("k,kij->ij", jnp.asarray(ws, dtype=vol.dtype), terms)
+    return mat.density * vol, stiffness, mat.eta * stiffness
+
+
 def _rod_points(mat: _Material, order: int, n_radial: int, n_angular: int):
-    """Arc-major tensor rule ``(σ, y, z)`` on a conical rod and the rest volumes ``dV = A(σ) L dσ``."""
+    """Arc-major tensor rule ``(σ, y, z)`` on a conical rod, the rest volumes ``dV = A(σ) L dσ`` and
+    the number of points per cross-section."""
+    points, vol = _conical_rule(mat, order=order, n_radial=n_radial, n_angular=n_angular)
+    return points, vol, points.shape[0] // int(order)
+
+
+@construction_jit("order", "n_radial", "n_angular")
+def _conical_rule(mat: _Material, *, order: int, n_radial: int, n_angular: int):
     xs, ws = gauss_legendre(order)
     unit, unit_area = disk_rule(jnp.ones((), dtype=mat.radius.dtype), n_radial, n_angular)
     r = _radius_at(mat, jnp.asarray(xs, dtype=mat.radius.dtype))  # (order,)
@@ -114,7 +149,7 @@ def _rod_points(mat: _Material, order: int, n_radial: int, n_angular: int):
     sigma = jnp.repeat(jnp.asarray(xs, dtype=yz.dtype), m)
     points = jnp.concatenate([sigma[:, None], yz], axis=1)
     vol = (jnp.asarray(ws)[:, None] * r[:, None] ** 2 * unit_area[None, :]).reshape(-1) * mat.length
-    return points, vol, m
+    return points, vol
 
 
 def _check_order(order, name="order"):

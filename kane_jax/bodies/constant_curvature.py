@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from .. import _checks
 from .._types import Array, Config, Float
 from ._rod import AbstractExponentialRod
-from .quadrature import rod_rule
+from .quadrature import construction_jit, rod_rule
 
 
 class PlanarConstantCurvature(AbstractExponentialRod):
@@ -66,14 +66,10 @@ class PlanarConstantCurvature(AbstractExponentialRod):
         self.length, self.radius = length, radius
         self.elongation = bool(elongation)
         self.nq = 2 if self.elongation else 1
-        self.points, vol = rod_rule(length, radius, order=order, n_radial=n_radial, n_angular=n_angular)
-        self.weights = density * vol
+        self.points, self.weights, self.stiffness, self.damping = _constants(
+            length, radius, density, youngs, eta, elongation=self.elongation, order=order, n_radial=n_radial,
+            n_angular=n_angular)
         self.n_section = self.points.shape[0] // int(order)
-        area = jnp.pi * radius**2
-        k_bend = youngs * (jnp.pi * radius**4 / 4) / length
-        k_diag = jnp.stack([k_bend, youngs * area * length]) if self.elongation else k_bend[None]
-        self.stiffness = jnp.diag(k_diag)
-        self.damping = eta * self.stiffness
 
     def _arc(self, q: Config) -> tuple[Array, Array]:
         theta = q[0]
@@ -84,3 +80,14 @@ class PlanarConstantCurvature(AbstractExponentialRod):
         theta, ell = self._arc(q)
         z = jnp.zeros_like(theta)
         return jnp.stack([z, z, theta, ell + z, z, z])
+
+
+@construction_jit("elongation", "order", "n_radial", "n_angular")
+def _constants(length, radius, density, youngs, eta, *, elongation: bool, order: int, n_radial: int, n_angular: int):
+    """Points, point masses, and the bending (``E I / L``) and axial (``E A L``) stiffness with their
+    Kelvin–Voigt damping."""
+    points, vol = rod_rule(length, radius, order=order, n_radial=n_radial, n_angular=n_angular)
+    area = jnp.pi * radius**2
+    k_bend = youngs * (jnp.pi * radius**4 / 4) / length
+    stiffness = jnp.diag(jnp.stack([k_bend, youngs * area * length]) if elongation else k_bend[None])
+    return points, density * vol, stiffness, eta * stiffness

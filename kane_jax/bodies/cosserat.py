@@ -40,8 +40,9 @@ from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_propertie
     AbstractExponentialRod,
     AbstractRod,
     _check_order,
+    _gvs_constants,
     _material,
-    _moduli,
+    _pcs_constants,
     _rest_strain,
     _rod_points,
     frames_at,
@@ -49,7 +50,7 @@ from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_propertie
     strain_mask,
 )
 from .quadrature import gauss_legendre
-from .strain_bases import AbstractFullBasis, AbstractStrainBasis
+from .strain_bases import AbstractFullBasis, AbstractStrainBasis, _strain_basis
 
 _TWIST_SHEAR = (0, 4, 5)  # strains a bending rod has none of
 
@@ -117,12 +118,7 @@ class CosseratPCS(AbstractExponentialRod):
         self.bending = not any(self.strains[i] for i in _TWIST_SHEAR) and _checks.is_concrete(self.rest_strain) \
             and not np.any(np.asarray(self.rest_strain)[list(_TWIST_SHEAR)])
         self.points, vol, self.n_section = _rod_points(mat, _check_order(order), n_radial, n_angular)
-        self.weights = mat.density * vol
-        xs, ws = gauss_legendre(4)  # r⁴ is quartic in σ: 4 nodes integrate H exactly
-        h_mean = jnp.asarray(ws) @ jax.vmap(lambda x: _moduli(mat, x))(jnp.asarray(xs, dtype=vol.dtype))
-        k = mat.length * h_mean[np.asarray(self.strains)]
-        self.stiffness = jnp.diag(k)
-        self.damping = mat.eta * self.stiffness
+        self.weights, self.stiffness, self.damping = _pcs_constants(mat, vol, strains=self.strains)
 
     @property
     def twist_form(self) -> str:
@@ -208,35 +204,14 @@ class CosseratGVS(AbstractRod):
         self.length, self.radius, self.tip_radius = mat.length, mat.radius, mat.tip_radius
         self.rest_strain = _rest_strain(rest_strain)
         self.points, vol, self.n_section = _rod_points(mat, order, n_radial, n_angular)
-        self.weights = mat.density * vol
         self.grid = (0.0,) + tuple(float(x) for x in gauss_legendre(order)[0])
-        xs, ws = gauss_legendre(_check_order(stiffness_order, "stiffness_order"))
-        xs = jnp.asarray(xs, dtype=vol.dtype)
-
-        def integrand(x):
-            phi = self.phi(x)
-            return phi.T @ (_moduli(mat, x)[:, None] * phi)
-
-        self.stiffness = mat.length * jnp.einsum("k,kij->ij", jnp.asarray(ws, dtype=vol.dtype), jax.vmap(integrand)(xs))
-        self.damping = mat.eta * self.stiffness
+        self.weights, self.stiffness, self.damping = _gvs_constants(
+            mat, vol, basis=self.basis, strains=self.strains, nq=self.nq,
+            stiffness_order=_check_order(stiffness_order, "stiffness_order"))
 
     def phi(self, sigma: Array) -> Float[Array, "6 nq"]:
         """Strain basis ``Φ(σ)`` (6, nq) at normalized arc length σ."""
-        if isinstance(self.basis, AbstractFullBasis):
-            return self.basis(sigma)
-        col = 0
-        blocks = iter(self.basis)
-        cols = []
-        for active in self.strains:
-            if active:
-                b = next(blocks)
-                cols.append((col, b))
-                col += b.n
-        dtype = jnp.result_type(sigma, float)
-        out = jnp.zeros((6, self.nq), dtype=dtype)
-        for (c, b), i in zip(cols, np.flatnonzero(self.strains)):
-            out = out.at[i, c:c + b.n].set(b(sigma).astype(dtype))
-        return out
+        return _strain_basis(self.basis, self.strains, self.nq, sigma)
 
     def strain(self, q: Config, sigma: Array) -> Vec6:
         """Strain ``ξ(σ) = Φ(σ) q + ξ*`` per unit rest length."""

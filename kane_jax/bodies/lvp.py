@@ -22,9 +22,10 @@ from . import materials as mat
 from ._base import AbstractPointBody
 from .frames import frame_from_points
 from .lvp_primitives import AbstractPrimitive, Bend
-from .quadrature import gauss_legendre
+from .quadrature import construction_jit, gauss_legendre
 
 
+@construction_jit("order", "n_radial", "n_angular")
 def tube_rule(length, radius, inner_radius, *, order: int, n_radial: int, n_angular: int):
     """Tensor Gauss rule on a (hollow) cylinder: nodes ``(σ, y, z)`` and their volumes [m³].
 

@@ -21,7 +21,7 @@ from .. import _checks
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..lie import rotvec_coefficients, skew
 from ._rod import AbstractExponentialRod
-from .quadrature import rod_rule
+from .quadrature import construction_jit, rod_rule
 
 
 def arc_frame(theta_y: Array, theta_z: Array, ell: Array, sigma: Array) -> tuple[Mat3, Vec3]:
@@ -102,13 +102,10 @@ class SpatialConstantCurvature(AbstractExponentialRod):
         self.length, self.radius = length, radius
         self.elongation = bool(elongation)
         self.nq = 3 if self.elongation else 2
-        self.points, vol = rod_rule(length, radius, order=order, n_radial=n_radial, n_angular=n_angular)
-        self.weights = density * vol
+        self.points, self.weights, self.stiffness, self.damping = _constants(
+            length, radius, density, youngs, eta, elongation=self.elongation, order=order, n_radial=n_radial,
+            n_angular=n_angular)
         self.n_section = self.points.shape[0] // int(order)
-        k_bend = youngs * (jnp.pi * radius**4 / 4) / length
-        diag = [k_bend, k_bend] + ([youngs * jnp.pi * radius**2 / length] if self.elongation else [])
-        self.stiffness = jnp.diag(jnp.stack(diag))
-        self.damping = eta * self.stiffness
 
     def _params(self, q: Config) -> tuple[Array, Array, Array]:
         ell = self.length + q[2] if self.elongation else self.length + jnp.zeros_like(q[0])
@@ -118,3 +115,14 @@ class SpatialConstantCurvature(AbstractExponentialRod):
         theta_y, theta_z, ell = self._params(q)
         z = jnp.zeros_like(theta_y)
         return jnp.stack([z, theta_y, theta_z, ell + z, z, z])
+
+
+@construction_jit("elongation", "order", "n_radial", "n_angular")
+def _constants(length, radius, density, youngs, eta, *, elongation: bool, order: int, n_radial: int, n_angular: int):
+    """Points, point masses, and the bending (``E I / L``, both planes) and axial (``E A / L``)
+    stiffness with their Kelvin–Voigt damping."""
+    points, vol = rod_rule(length, radius, order=order, n_radial=n_radial, n_angular=n_angular)
+    k_bend = youngs * (jnp.pi * radius**4 / 4) / length
+    diag = [k_bend, k_bend] + ([youngs * jnp.pi * radius**2 / length] if elongation else [])
+    stiffness = jnp.diag(jnp.stack(diag))
+    return points, density * vol, stiffness, eta * stiffness

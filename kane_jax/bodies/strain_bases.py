@@ -217,3 +217,17 @@ class PiecewiseGaussianCurvature(AbstractFullBasis):
         p = self.paper_matrix(sigma)
         z = jnp.zeros_like(p[0])
         return jnp.stack([z, p[0], p[1], p[2], z, z])
+
+
+def _strain_basis(basis, strains: tuple[bool, ...], nq: int, sigma: Array) -> Float[Array, "6 nq"]:
+    """``Φ(σ)`` (6, nq) of a GVS rod: a full basis as it is, or one scalar basis per active strain
+    (``strains``, a length-6 mask) in consecutive columns."""
+    if isinstance(basis, AbstractFullBasis):
+        return basis(sigma)
+    dtype = jnp.result_type(sigma, float)
+    out = jnp.zeros((6, nq), dtype=dtype)
+    col = 0
+    for b, i in zip(basis, np.flatnonzero(strains)):
+        out = out.at[i, col:col + b.n].set(b(sigma).astype(dtype))
+        col += b.n
+    return out

@@ -18,7 +18,7 @@ from .._types import Array, Config, Float, Pose, Vec3
 from ..lie import make_pose, one_minus_cos_over_x, rot_axis, sin_over_x
 from . import materials as mat
 from ._base import AbstractPointBody, mapped_points
-from .quadrature import gauss_legendre, rod_rule
+from .quadrature import construction_jit, gauss_legendre, rod_rule
 
 _EXP_CUTOFF = 700.0  # exp(-700) ~ 1e-304: the bump is set to 0 beyond, keeping it C∞ in practice
 
@@ -58,6 +58,19 @@ def _chamber_section_rule(outer: Array, offset: Array, n_across: int, n_along: i
     z = (half[:, None] * (2 * jnp.asarray(xt)[None, :] - 1)).reshape(-1)
     area = (beta0 * jnp.asarray(wb) * half)[:, None] * (2 * half[:, None] * jnp.asarray(wt)[None, :])
     return jnp.stack([y, z], axis=1), area.reshape(-1)
+
+
+@construction_jit("order", "across", "along")
+def _chamber_rule(length, radius, offset, *, order: int, across: int, along: int):
+    """Nodes ``(σ, y, z)`` and volumes of one chamber: Gauss–Legendre in ``σ`` between the septum
+    offsets ``σ ∈ [d_c/L, 1 − d_c/L]`` times :func:`_chamber_section_rule`."""
+    xs, ws = gauss_legendre(order)
+    s_c = offset / length
+    sigma = s_c + (1 - 2 * s_c) * jnp.asarray(xs)
+    sec, area = _chamber_section_rule(radius, offset, across, along)
+    m = sec.shape[0]
+    points = jnp.concatenate([jnp.repeat(sigma, m)[:, None], jnp.tile(sec, (order, 1))], axis=1)
+    return points, ((1 - 2 * s_c) * length * jnp.asarray(ws)[:, None] * area[None, :]).reshape(-1)
 
 
 class VariableRadiusPCC(mat.AbstractMaterialBody, AbstractPointBody):
@@ -138,14 +151,8 @@ class VariableRadiusPCC(mat.AbstractMaterialBody, AbstractPointBody):
         self.nq = 4
         self.points, self.volumes = rod_rule(length, radius, order=order, n_radial=n_radial, n_angular=n_angular)
         self.weights = density * self.volumes
-        xs, ws = gauss_legendre(chamber_order)
-        s_c = offset / length
-        sigma = s_c + (1 - 2 * s_c) * jnp.asarray(xs)
-        sec, area = _chamber_section_rule(radius, offset, chamber_across, chamber_along)
-        m = sec.shape[0]
-        self.chamber_points = jnp.concatenate([jnp.repeat(sigma, m)[:, None], jnp.tile(sec, (chamber_order, 1))],
-                                              axis=1)
-        self.chamber_weights = ((1 - 2 * s_c) * length * jnp.asarray(ws)[:, None] * area[None, :]).reshape(-1)
+        self.chamber_points, self.chamber_weights = _chamber_rule(
+            length, radius, offset, order=chamber_order, across=chamber_across, along=chamber_along)
 
     # --- geometry ------------------------------------------------------------------------------
 
