@@ -36,8 +36,9 @@ T1 = 3.0
 
 def make_chain() -> Chain:
     """The hybrid arm: revolute rigid link + two identical soft constant-curvature segments."""
-    link = RigidBody(0.5, com=(0.15, 0.0, 0.0), inertia=jnp.diag(jnp.array([1e-4, 3.8e-3, 3.8e-3])),
-                     tip=jnp.eye(4).at[0, 3].set(0.3))
+    tip = np.eye(4)
+    tip[0, 3] = 0.3  # host arrays: building the chain compiles no eager programs
+    link = RigidBody(0.5, com=(0.15, 0.0, 0.0), inertia=np.diag([1e-4, 3.8e-3, 3.8e-3]), tip=tip)
     soft = PlanarConstantCurvature(0.2, 0.02, 1062.0, 1.0e6, 0.05, order=4, n_radial=1, n_angular=4)
     return Chain([(Revolute((0.0, 0.0, 1.0)), link), (Fixed(), soft), (Fixed(), soft)],
                  gravity=(0.0, -9.81, 0.0), actuators=[JointMotor([0])])
