@@ -2,8 +2,8 @@
 
 Run as ``python tests/helpers/derivative_matrix.py KIND [--hessian] [--all]``. For the cases of
 :func:`cases` (the default suite's set) or, with ``--all``, every joint type (fixed, revolute,
-prismatic, universal) × 1 and 3 identical modules (and 2 behind fixed joints), it compiles ``jit(jacfwd)`` and ``jit(jacrev)``
-(:func:`derivative_programs`) of ``q ↦ (ID(q, q̇, q̈), FD(q, q̇, τ)[, M(q)])``, with
+prismatic, universal) × 1 and 3 identical modules (and 2 behind fixed joints), it compiles
+``jit(jacfwd)`` and ``jit(jacrev)`` (:func:`derivative_programs`) of ``q ↦ (ID(q, q̇, q̈), FD(q, q̇, τ)[, M(q)])``, with
 ``--hessian`` the forward-over-forward q-Hessian of the ID, evaluates them at a random q and at
 q = 0, compares them with central differences of the compiled map (the reference) and prints one
 JSON line per case. A line ``START name`` precedes each compile, so that when XLA aborts the
