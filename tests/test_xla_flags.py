@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import kane_jax as kj
-from kane_jax.algorithms._recursion import forward_dynamics_kernel
+from kane_jax.algorithms._fd_derivative import forward_dynamics_kernel
 from kane_jax.xla_flags import RECOMMENDED_CPU_FLAGS, SMALL_LOOP_BYTES, recommended_xla_flags
 
 OPTION = f"xla_cpu_small_while_loop_byte_threshold={SMALL_LOOP_BYTES}"
@@ -75,7 +75,7 @@ sys.path.insert(0, sys.argv[1])
 import jax, jax.numpy as jnp, numpy as np
 jax.config.update("jax_enable_x64", True)
 import test_xla_flags as T
-from kane_jax.algorithms._recursion import forward_dynamics_kernel
+from kane_jax.algorithms._fd_derivative import forward_dynamics_kernel
 chain = T._rods_chain()
 q, qd, tau = T._state(chain.nq)
 loop = jax.jit(lambda q: jax.lax.fori_loop(0, T.N_LOOP, lambda i, c: T._step(chain, qd, tau, c), (q, 0 * q))[1])

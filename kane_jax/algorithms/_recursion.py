@@ -12,8 +12,8 @@ once (``R_iᵀ x``) and the rest is 3-vector algebra.
   (``000_…`` eq. 56; the mass matrix alongside the ID of ``003_…`` §5.2). Kept as the oracle of
   :func:`~kane_jax.algorithms._composite.composite_mass_matrix`, which the kernels below use
   (same matrix to 1e-15; 3.8× faster batched on a 7-DoF arm).
-- :func:`forward_dynamics_kernel` — one terms pass for both the bias and ``M``, then a Cholesky
-  solve (``000_…`` eq. 56).
+- the forward dynamics (one terms pass for both the bias and ``M``, then a Cholesky solve,
+  ``000_…`` eq. 56) is in ``_fd_derivative.py``, with its derivative rule through the ID.
 """
 
 from __future__ import annotations
@@ -194,16 +194,6 @@ def solve_chain_mass(chain, mass: Array, rhs: Array) -> Array:
     chain has coordinates (soft bodies: entries of ``M`` are costly to recompute), a bare barrier
     for rigid chains (see ``buffer`` there)."""
     return solve_mass(mass, rhs, buffer=has_body_coordinates(chain))
-
-
-def forward_dynamics_kernel(chain, q: Config, qd: Config, force: Config, *, gravity: Vec3 | None = None,
-                            tip: Wrench | None = None, internal: bool = True) -> Config:
-    """``q̈ = M⁻¹ (force − ID(q, q̇, 0))`` (``internal=False``: the bias without the internal forces)."""
-    dtype = jnp.result_type(q, qd, force)
-    g = chain.gravity if gravity is None else gravity
-    tip = tip_wrench(None, None, dtype) if tip is None else tip
-    mass, bias = dynamics_terms(chain, q, qd, gravity=jnp.asarray(g, dtype), tip=tip, internal=internal)
-    return solve_chain_mass(chain, mass, force - bias)
 
 
 def mass_matrix_kernel(chain, q: Config) -> Array:

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._dispatch import entry_jit
 from .._types import Config, Vec3
-from ._recursion import forward_dynamics_kernel, tip_wrench
+from ._fd_derivative import forward_dynamics_kernel
+from ._recursion import tip_wrench
 from .inverse_dynamics import check_gravity
 
 

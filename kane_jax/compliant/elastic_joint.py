@@ -20,7 +20,7 @@ import jax.numpy as jnp
 
 from .. import _checks
 from .._types import Array, Float
-from ..algorithms._recursion import forward_dynamics_kernel
+from ..algorithms._fd_derivative import forward_dynamics_kernel
 from ..algorithms.time_derivatives import check_derivatives, id_derivatives
 from ..chain import Chain
 from ._integrate import integrate

@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _checks
 from .._types import Array, Float
-from ..algorithms._recursion import forward_dynamics_kernel
+from ..algorithms._fd_derivative import forward_dynamics_kernel
 from ..algorithms.time_derivatives import check_derivatives, id_derivatives
 from ..chain import Chain
 from . import springs as sp

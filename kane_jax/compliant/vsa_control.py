@@ -16,7 +16,8 @@ import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 
 from .. import _checks
-from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel
+from ..algorithms._fd_derivative import forward_dynamics_kernel
+from ..algorithms._recursion import mass_matrix_kernel
 from ..algorithms.time_derivatives import id_derivatives
 from . import springs as sp
 from ._integrate import integrate

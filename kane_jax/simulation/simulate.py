@@ -23,7 +23,8 @@ from .._dispatch import _eager
 from .._modules import chain_vector
 from .._shared_jit import shared_leaves_jit
 from .._types import Config
-from ..algorithms._recursion import forward_dynamics_kernel, mass_matrix_kernel, solve_chain_mass
+from ..algorithms._fd_derivative import forward_dynamics_kernel
+from ..algorithms._recursion import mass_matrix_kernel, solve_chain_mass
 from ..algorithms._terms import internal_forces
 from ..algorithms.actuation import generalized_input
 from ..chain import Chain

@@ -1,0 +1,108 @@
+"""Forward dynamics differentiated through the inverse dynamics, not through ``M`` and its factor.
+
+``q̈ = FD(q, q̇, τ)`` is the solution of ``ID(q, q̇, q̈) = τ``. Differentiating that identity at the
+solution (Carpentier and Mansard, *Analytical derivatives of rigid body dynamics algorithms*, RSS
+2018, §IV; paper ``000_…`` eq. 56 for the ID form of the FD),
+
+    M(q) dq̈ = dτ − ∂ID(q, q̇, q̈)[dq, dq̇, dθ, dg, dtip]  at q̈ = FD(q, q̇, τ),
+
+so a derivative of the FD is one derivative of the O(N) ID recursion at the computed accelerations
+and one more solve with the mass matrix already factored — not the derivative of the composite
+mass matrix and of every entry of its Cholesky factor. ``θ`` are the chain's array leaves (masses,
+stiffnesses, geometry), ``g`` gravity, ``tip`` the tip wrench; every one of them enters the ID
+through the per-module terms or as an argument, so the rule is exact for all of them.
+
+:func:`forward_dynamics_kernel` carries this rule as a ``custom_jvp`` (reverse mode transposes
+it); :func:`forward_dynamics_direct` is the same FD differentiated operation by operation, kept as
+the tests' oracle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+
+from .._types import Config, Vec3
+from ._composite import composite_mass_matrix
+from ._recursion import Wrench, id_recursion, solve_chain_mass, tip_wrench
+from ._terms import chain_terms
+
+
+def _fd(chain, q: Config, qd: Config, force: Config, gravity: Vec3, tip: Wrench, internal: bool):
+    """``(M, q̈)`` from one terms pass (the primal of both the FD and its derivative rule)."""
+    terms = chain_terms(chain, q, qd, internal=internal)
+    bias = id_recursion(chain, terms, None, -gravity, tip).tau
+    mass = composite_mass_matrix(chain, terms)
+    return terms, mass, solve_chain_mass(chain, mass, force - bias)
+
+
+def _partial_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """``jax.jvp(fn, primals, tangents)`` where a ``None`` tangent (of a whole argument or of one of
+    its leaves) is a symbolic zero: only the leaves with tangents are inputs of the ``jvp``, the rest
+    are constants. Returns ``(fn(*primals), tangent or None)``."""
+    flat, tree = jax.tree.flatten(tuple(primals))
+    # a None standing for a whole subtree (a tip wrench without tangent) becomes one None per leaf
+    dflat = tree.flatten_up_to(jax.tree.map(lambda t, p: jax.tree.map(lambda _: None, p) if t is None else t,
+                                            tuple(tangents), tuple(primals), is_leaf=lambda x: x is None))
+    live = [i for i, t in enumerate(dflat) if t is not None]
+    if not live:
+        return fn(*primals), None
+
+    def restricted(*xs):
+        leaves = list(flat)
+        for i, x in zip(live, xs):
+            leaves[i] = x
+        return fn(*jax.tree.unflatten(tree, leaves))
+
+    return jax.jvp(restricted, [flat[i] for i in live], [dflat[i] for i in live])
+
+
+@eqx.filter_custom_jvp
+def _fd_implicit(chain, q, qd, force, gravity, tip, *, internal):
+    return _fd(chain, q, qd, force, gravity, tip, internal)[2]
+
+
+@_fd_implicit.def_jvp
+def _fd_implicit_jvp(primals, tangents, *, internal):
+    chain, q, qd, force, gravity, tip = primals
+    dchain, dq, dqd, dforce, dgravity, dtip = tangents
+    # the terms and their tangents in one pass; the FD's primal from the primal terms
+    terms, dterms = _partial_jvp(lambda c, x, v: chain_terms(c, x, v, internal=internal),
+                                 (chain, q, qd), (dchain, dq, dqd))
+    bias = id_recursion(chain, terms, None, -gravity, tip).tau
+    mass = composite_mass_matrix(chain, terms)
+    qdd = solve_chain_mass(chain, mass, force - bias)
+    # ∂ID at the computed accelerations (q̈ held fixed)
+    _, did = _partial_jvp(lambda t, g, w: id_recursion(chain, t, qdd, -g, w).tau,
+                          (terms, gravity, tip), (dterms, dgravity, dtip))
+    rhs = [x for x in (dforce, None if did is None else -did) if x is not None]
+    if not rhs:
+        return qdd, None
+    return qdd, solve_chain_mass(chain, mass, rhs[0] if len(rhs) == 1 else rhs[0] + rhs[1])
+
+
+def _resolve(chain, q, qd, force, gravity, tip):
+    dtype = jnp.result_type(q, qd, force)
+    g = jnp.asarray(chain.gravity if gravity is None else gravity, dtype)
+    return g, tip_wrench(None, None, dtype) if tip is None else tip
+
+
+def forward_dynamics_kernel(chain, q: Config, qd: Config, force: Config, *, gravity: Vec3 | None = None,
+                            tip: Wrench | None = None, internal: bool = True) -> Config:
+    """``q̈ = M⁻¹ (force − ID(q, q̇, 0))`` (``internal=False``: the bias without the internal forces),
+    differentiated through the ID (module docstring): the same values as
+    :func:`forward_dynamics_direct`, derivatives to rounding."""
+    g, tip = _resolve(chain, q, qd, force, gravity, tip)
+    return _fd_implicit(chain, q, qd, force, g, tip, internal=internal)
+
+
+def forward_dynamics_direct(chain, q: Config, qd: Config, force: Config, *, gravity: Vec3 | None = None,
+                            tip: Wrench | None = None, internal: bool = True) -> Config:
+    """:func:`forward_dynamics_kernel` differentiated operation by operation (through the composite
+    mass matrix and the Cholesky solve): the oracle of the derivative rule."""
+    g, tip = _resolve(chain, q, qd, force, gravity, tip)
+    return _fd(chain, q, qd, force, g, tip, internal)[2]
