@@ -33,7 +33,10 @@ def forward_dynamics(
     """Accelerations ``q̈ = M(q)⁻¹ (τ − ID(q, q̇, 0))`` by a Cholesky solve (ABA's counterpart).
 
     One pass of per-module terms serves both the bias ``ID(q, q̇, 0)`` and the mass-matrix columns
-    (each module's geometry is differentiated once per call; paper ``000_…`` eq. 56).
+    (each module's geometry is differentiated once per call; paper ``000_…`` eq. 56). Derivatives
+    (``jax.jvp``, ``jax.grad``, with respect to the state, ``tau``, gravity, the tip wrench or the
+    chain's parameters) go through the ID at the computed accelerations, ``M dq̈ = dτ − ∂ID``
+    (Carpentier and Mansard 2018), not through ``M`` and its factorization.
 
     Arguments:
         chain: the chain. q, qd: state ``(nq,)``. tau: applied generalized forces ``(nq,)``.
