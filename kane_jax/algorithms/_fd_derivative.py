@@ -27,17 +27,18 @@ import jax
 import jax.numpy as jnp
 
 from .._types import Config, Vec3
-from ._composite import composite_mass_matrix
-from ._recursion import Wrench, id_recursion, solve_chain_mass, tip_wrench
-from ._terms import chain_terms
+from ._recursion import Wrench, id_recursion, mass_and_bias, solve_chain_mass, tip_wrench
+from ._terms import ModuleTerms, chain_terms
 
 
-def _fd(chain, q: Config, qd: Config, force: Config, gravity: Vec3, tip: Wrench, internal: bool):
-    """``(M, q̈)`` from one terms pass (the primal of both the FD and its derivative rule)."""
-    terms = chain_terms(chain, q, qd, internal=internal)
-    bias = id_recursion(chain, terms, None, -gravity, tip).tau
-    mass = composite_mass_matrix(chain, terms)
-    return terms, mass, solve_chain_mass(chain, mass, force - bias)
+def _accelerations(chain, terms: ModuleTerms, force: Config, gravity: Vec3, tip: Wrench):
+    """``(M, q̈)`` from the module terms: the primal of the FD and of its derivative rule."""
+    mass, bias = mass_and_bias(chain, terms, gravity=gravity, tip=tip)
+    return mass, solve_chain_mass(chain, mass, force - bias)
+
+
+def _fd(chain, q: Config, qd: Config, force: Config, gravity: Vec3, tip: Wrench, internal: bool) -> Config:
+    return _accelerations(chain, chain_terms(chain, q, qd, internal=internal), force, gravity, tip)[1]
 
 
 def _partial_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
@@ -63,7 +64,7 @@ def _partial_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Seque
 
 @eqx.filter_custom_jvp
 def _fd_implicit(chain, q, qd, force, gravity, tip, *, internal):
-    return _fd(chain, q, qd, force, gravity, tip, internal)[2]
+    return _fd(chain, q, qd, force, gravity, tip, internal)
 
 
 @_fd_implicit.def_jvp
@@ -73,16 +74,15 @@ def _fd_implicit_jvp(primals, tangents, *, internal):
     # the terms and their tangents in one pass; the FD's primal from the primal terms
     terms, dterms = _partial_jvp(lambda c, x, v: chain_terms(c, x, v, internal=internal),
                                  (chain, q, qd), (dchain, dq, dqd))
-    bias = id_recursion(chain, terms, None, -gravity, tip).tau
-    mass = composite_mass_matrix(chain, terms)
-    qdd = solve_chain_mass(chain, mass, force - bias)
+    mass, qdd = _accelerations(chain, terms, force, gravity, tip)
     # ∂ID at the computed accelerations (q̈ held fixed)
     _, did = _partial_jvp(lambda t, g, w: id_recursion(chain, t, qdd, -g, w).tau,
                           (terms, gravity, tip), (dterms, dgravity, dtip))
-    rhs = [x for x in (dforce, None if did is None else -did) if x is not None]
-    if not rhs:
-        return qdd, None
-    return qdd, solve_chain_mass(chain, mass, rhs[0] if len(rhs) == 1 else rhs[0] + rhs[1])
+    if did is None:
+        rhs = dforce
+    else:
+        rhs = -did if dforce is None else dforce - did
+    return qdd, None if rhs is None else solve_chain_mass(chain, mass, rhs)
 
 
 def _resolve(chain, q, qd, force, gravity, tip):
@@ -105,4 +105,4 @@ def forward_dynamics_direct(chain, q: Config, qd: Config, force: Config, *, grav
     """:func:`forward_dynamics_kernel` differentiated operation by operation (through the composite
     mass matrix and the Cholesky solve): the oracle of the derivative rule."""
     g, tip = _resolve(chain, q, qd, force, gravity, tip)
-    return _fd(chain, q, qd, force, g, tip, internal)[2]
+    return _fd(chain, q, qd, force, g, tip, internal)

@@ -168,12 +168,16 @@ def tip_wrench(tip_force, tip_torque, dtype) -> Wrench:
     return Wrench(f, t)
 
 
-def dynamics_terms(chain, q: Config, qd: Config, *, gravity: Vec3, tip: Wrench,
-                   internal: bool = True) -> tuple[Array, Config]:
-    """``M(q)`` and the bias ``ID(q, q̇, 0)`` from one terms pass (the FD's ingredients)."""
-    terms = chain_terms(chain, q, qd, internal=internal)
+def mass_and_bias(chain, terms: ModuleTerms, *, gravity: Vec3, tip: Wrench) -> tuple[Array, Config]:
+    """``M(q)`` and the bias ``ID(q, q̇, 0)`` from precomputed terms (the FD's ingredients)."""
     bias = id_recursion(chain, terms, None, -gravity, tip).tau
     return composite_mass_matrix(chain, terms), bias
+
+
+def dynamics_terms(chain, q: Config, qd: Config, *, gravity: Vec3, tip: Wrench,
+                   internal: bool = True) -> tuple[Array, Config]:
+    """``M(q)`` and the bias ``ID(q, q̇, 0)`` from one terms pass."""
+    return mass_and_bias(chain, chain_terms(chain, q, qd, internal=internal), gravity=gravity, tip=tip)
 
 
 def inverse_dynamics_kernel(chain, q: Config, qd: Config | None, qdd: Config | None, *, gravity: Vec3 | None = None,
