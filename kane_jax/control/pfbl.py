@@ -5,13 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 
 from .._types import Array, Config
 from ..algorithms._recursion import dynamics_terms, solve_chain_mass, tip_wrench
 from ..algorithms.actuation import input_matrix, work_coordinates
 from ..chain import Chain
-from .reference import gains, second_order_along, split_state
+from .reference import ActuationReference, gains, second_order_along, split_state
 
 
 class CollocatedPFBL(eqx.Module):
@@ -59,8 +60,7 @@ class CollocatedPFBL(eqx.Module):
 
     def __call__(self, t, q: Config, qd: Config) -> Array:
         q, qd = split_state(self.chain, q, qd)
-        y_d, yd_d, ydd_d = self.reference(t)
-        y, yd, jdot_qd = second_order_along(lambda x: work_coordinates(self.chain, x), q, qd)  # J̇ q̇
+        (y_d, yd_d, ydd_d), (y, yd, jdot_qd) = self._jets(t, q, qd)
         v = ydd_d + self.kd * (yd_d - yd) + self.kp * (y_d - y)
         jac = input_matrix(self.chain, q).T  # (nu, nq)
         mass, n = dynamics_terms(self.chain, q, qd, gravity=self.chain.gravity.astype(q.dtype),
@@ -69,3 +69,33 @@ class CollocatedPFBL(eqx.Module):
         lam_inv = jac @ minv_jt  # J M⁻¹ Jᵀ (the inverse actuation-space inertia)
         rhs = v + minv_jt.T @ n - jdot_qd  # J M⁻¹ n (M symmetric)
         return jnp.linalg.solve(lam_inv, rhs)
+
+    def _jets(self, t, q: Config, qd: Config):
+        """``(y_d, ẏ_d, ÿ_d)`` of the reference and ``(y, ẏ, J̇ q̇)`` at the state.
+
+        An :class:`~kane_jax.control.ActuationReference` of a chain of the same structure maps its
+        configuration reference through the same ``h`` as the state: both jets are then one
+        ``vmap`` over the two points (``h`` traced and compiled once, not twice), with the same
+        numbers (the state's path has ``q̈ = 0``)."""
+        ref = self.reference
+        mine, static = eqx.partition(self.chain, eqx.is_array)
+        theirs, their_static = eqx.partition(ref.chain, eqx.is_array) if isinstance(ref, ActuationReference) \
+            else (None, None)
+        if theirs is None or jax.tree.structure(mine) != jax.tree.structure(theirs) \
+                or not eqx.tree_equal(static, their_static):
+            return ref(t), second_order_along(lambda x: work_coordinates(self.chain, x), q, qd)  # J̇ q̇
+        q_d, qd_d, qdd_d = ref.reference(t)
+        flat, treedef = jax.tree.flatten(mine)
+        # a leaf the two chains share (the same array, as under `simulate`) is not stacked
+        axes = [None if a is b else 0 for a, b in zip(flat, treedef.flatten_up_to(theirs))]
+        leaves = [a if ax is None else jnp.stack([b, a]) for a, b, ax in zip(flat, treedef.flatten_up_to(theirs), axes)]
+
+        def jet(dynamic, x, v, a):
+            chain = eqx.combine(jax.tree.unflatten(treedef, dynamic), static)
+            return second_order_along(lambda z: work_coordinates(chain, z), x, v, a)
+
+        dtype = jnp.result_type(q, qd, q_d)
+        y3 = jax.vmap(jet, in_axes=(axes, 0, 0, 0))(
+            leaves, jnp.stack([q_d, q]).astype(dtype), jnp.stack([qd_d, qd]).astype(dtype),
+            jnp.stack([qdd_d, jnp.zeros_like(q)]).astype(dtype))
+        return tuple(x[0] for x in y3), tuple(x[1] for x in y3)
