@@ -79,16 +79,18 @@ class CollocatedPFBL(eqx.Module):
         numbers (the state's path has ``q̈ = 0``)."""
         ref = self.reference
         mine, static = eqx.partition(self.chain, eqx.is_array)
-        theirs, their_static = eqx.partition(ref.chain, eqx.is_array) if isinstance(ref, ActuationReference) \
-            else (None, None)
-        if theirs is None or jax.tree.structure(mine) != jax.tree.structure(theirs) \
-                or not eqx.tree_equal(static, their_static):
+        flat, treedef = jax.tree.flatten(mine)
+        other = None
+        if isinstance(ref, ActuationReference):
+            theirs, their_static = eqx.partition(ref.chain, eqx.is_array)
+            if jax.tree.structure(theirs) == treedef and eqx.tree_equal(static, their_static):
+                other = treedef.flatten_up_to(theirs)
+        if other is None or any(jnp.shape(a) != jnp.shape(b) for a, b in zip(flat, other)):
             return ref(t), second_order_along(lambda x: work_coordinates(self.chain, x), q, qd)  # J̇ q̇
         q_d, qd_d, qdd_d = ref.reference(t)
-        flat, treedef = jax.tree.flatten(mine)
         # a leaf the two chains share (the same array, as under `simulate`) is not stacked
-        axes = [None if a is b else 0 for a, b in zip(flat, treedef.flatten_up_to(theirs))]
-        leaves = [a if ax is None else jnp.stack([b, a]) for a, b, ax in zip(flat, treedef.flatten_up_to(theirs), axes)]
+        axes = [None if a is b else 0 for a, b in zip(flat, other)]
+        leaves = [a if ax is None else jnp.stack([b, a]) for a, b, ax in zip(flat, other, axes)]
 
         def jet(dynamic, x, v, a):
             chain = eqx.combine(jax.tree.unflatten(treedef, dynamic), static)
