@@ -106,11 +106,9 @@ def _residual(q, reference, chain: Chain):
 
 @eqx.filter_custom_jvp
 def _residual_forward_jacobian(q, reference, chain: Chain):
-    """:func:`_residual` whose derivative in ``q`` is its Jacobian formed in forward mode (24 tangents)
-    and applied: Levenberg–Marquardt's reverse-mode Jacobian (``jac="bwd"``) then transposes a
-    matrix product instead of the ID. Measured (pinned, 2026-11-29): the Jacobian alone compiles in
-    50 s instead of 67 s (optimized HLO 124,483 lines instead of 153,213) and runs in 37 ms
-    instead of 76 ms; same Jacobian to rounding."""
+    """:func:`_residual` whose ``q``-derivative is its forward-mode Jacobian (24 tangents) applied, so
+    Levenberg–Marquardt's reverse-mode Jacobian transposes a product, not the ID (compile 67 → 50 s,
+    run 76 → 37 ms, pinned, 2026-11-29; ``docs/architecture.md``)."""
     return _residual(q, reference, chain)
 
 
