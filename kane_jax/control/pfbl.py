@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 
+from .._modules import map_grouped
 from .._types import Array, Config
 from ..algorithms._recursion import dynamics_terms, solve_chain_mass, tip_wrench
 from ..algorithms.actuation import input_matrix, work_coordinates
@@ -73,31 +73,21 @@ class CollocatedPFBL(eqx.Module):
     def _jets(self, t, q: Config, qd: Config):
         """``(y_d, ẏ_d, ÿ_d)`` of the reference and ``(y, ẏ, J̇ q̇)`` at the state.
 
-        An :class:`~kane_jax.control.ActuationReference` of a chain of the same structure maps its
-        configuration reference through the same ``h`` as the state: both jets are then one
-        ``vmap`` over the two points (``h`` traced and compiled once, not twice), with the same
-        numbers (the state's path has ``q̈ = 0``)."""
+        An :class:`~kane_jax.control.ActuationReference` maps its configuration reference through
+        ``h`` as well: the two jets go through the door into the modules (``map_grouped``), one
+        ``vmap`` over the two points when the two chains have the same structure (``h`` traced and
+        compiled once, not twice), with the same numbers (the state's path has ``q̈ = 0``)."""
         ref = self.reference
-        mine, static = eqx.partition(self.chain, eqx.is_array)
-        flat, treedef = jax.tree.flatten(mine)
-        other = None
-        if isinstance(ref, ActuationReference):
-            theirs, their_static = eqx.partition(ref.chain, eqx.is_array)
-            if jax.tree.structure(theirs) == treedef and eqx.tree_equal(static, their_static):
-                other = treedef.flatten_up_to(theirs)
-        if other is None or any(jnp.shape(a) != jnp.shape(b) for a, b in zip(flat, other)):
+        if not isinstance(ref, ActuationReference):
             return ref(t), second_order_along(lambda x: work_coordinates(self.chain, x), q, qd)  # J̇ q̇
         q_d, qd_d, qdd_d = ref.reference(t)
-        # a leaf the two chains share (the same array, as under `simulate`) is not stacked
-        axes = [None if a is b else 0 for a, b in zip(flat, other)]
-        leaves = [a if ax is None else jnp.stack([b, a]) for a, b, ax in zip(flat, other, axes)]
-
-        def jet(dynamic, x, v, a):
-            chain = eqx.combine(jax.tree.unflatten(treedef, dynamic), static)
-            return second_order_along(lambda z: work_coordinates(chain, z), x, v, a)
-
         dtype = jnp.result_type(q, qd, q_d)
-        y3 = jax.vmap(jet, in_axes=(axes, 0, 0, 0))(
-            leaves, jnp.stack([q_d, q]).astype(dtype), jnp.stack([qd_d, qd]).astype(dtype),
-            jnp.stack([qdd_d, jnp.zeros_like(q)]).astype(dtype))
-        return tuple(x[0] for x in y3), tuple(x[1] for x in y3)
+
+        def jet(item):
+            chain, x, v, a = item
+            return jnp.stack(second_order_along(lambda z: work_coordinates(chain, z), x, v, a))
+
+        at_ref, at_state = map_grouped([(ref.chain, q_d.astype(dtype), qd_d.astype(dtype), qdd_d.astype(dtype)),
+                                        (self.chain, q.astype(dtype), qd.astype(dtype), jnp.zeros_like(q, dtype))],
+                                       jet)
+        return tuple(at_ref), tuple(at_state)

@@ -32,8 +32,7 @@ Fourier harmonics up to 4; PFBL gains ``K_p = 400``, ``K_d = 40`` (critically da
 The bodies use a small volumetric quadrature (``order = 2``, one ring of 4 points, 8 nodes) to
 keep compile time down; pass ``order`` etc. for more.
 
-Measured runs (statics, compile, run, real-time factor) are in the README's scenario table and
-``docs/measurements.md``.
+Measured runs: the README's scenario table and ``docs/measurements.md``.
 """
 
 from __future__ import annotations
@@ -116,7 +115,10 @@ def _residual_forward_jacobian(q, reference, chain: Chain):
 def _residual_forward_jacobian_jvp(primals, tangents):
     q, reference, chain = primals
     dq, dref, dchain = tangents
-    jac, r = jax.jacfwd(lambda x: (lambda v: (v, v))(_residual(x, reference, chain)), has_aux=True)(q)
+    def value_twice(x):  # under jacfwd(has_aux=True) the aux is the primal residual: no second program
+        r = _residual(x, reference, chain)
+        return r, r
+    jac, r = jax.jacfwd(value_twice, has_aux=True)(q)
     dr = jnp.zeros_like(r) if dq is None else jac @ dq
     if jax.tree.leaves((dref, dchain)):  # tangents in the references or the chain's parameters
         dr = dr + _partial_jvp(lambda a, c: _residual(q, a, c), (reference, chain), (dref, dchain))[1]
@@ -135,9 +137,7 @@ def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float
     (``steps`` and ``ok``: the rest configuration first; ``residual``: the static residual at each
     ``q_eq``, from the solver's state): Levenberg–Marquardt on the static residual for the rest
     configuration (regulator gain 0, from the straight arm), then at each sample, warm-started from
-    the previous equilibrium — one solver program for all ``S + 1`` solves. (The rest state had a
-    Newton solve of its own, a second compiled program of the residual and its Jacobian: 33.5 s of
-    the statics' compile, pinned, 2026-11-27.)
+    the previous equilibrium — one solver program for all ``S + 1`` solves (``docs/architecture.md``).
     """
     phase = 2 * jnp.pi * jnp.arange(n_samples) / n_samples
     radii = jnp.asarray(CIRCLE_RADII)
