@@ -14,6 +14,8 @@ that antagonistic tendons allow); where it is not, the nearest reachable force i
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import qpax
@@ -46,8 +48,8 @@ def allocate_tensions(
         ``u`` of shape ``(nu,)``. Jit- and vmap-compatible; differentiable in reverse mode (qpax's
         custom VJP on its relaxed KKT system: gradients are those of a smoothed problem, ≈ 1e-3
         relative near active bounds). Float32 inputs are solved in float64 and the tensions returned
-        in float32 (so float64 must be enabled). Under ``jax_numpy_rank_promotion="raise"`` take its
-        gradients inside ``jax.numpy_rank_promotion("allow")``: qpax's backward pass broadcasts.
+        in float32 (so float64 must be enabled). Works under ``jax_numpy_rank_promotion="raise"``
+        (qpax's implicit broadcasts, forward and backward, run in a scope that allows them).
 
     Raises:
         ValueError: float32 inputs while float64 is disabled (``jax_enable_x64``); ``matrix`` not
@@ -115,7 +117,33 @@ def allocate_tensions(
     # (u = 0), which the solver meets to ≈ 1e-4 T: T is then tiny.
     size = jnp.maximum(jnp.linalg.norm(tau) / jnp.sqrt(smallest), jnp.max(jnp.abs(jnp.concatenate([p, lo]))))
     size = jax.lax.stop_gradient(jnp.where(size > 0, size, jnp.sqrt(jnp.finfo(a.dtype).tiny)))
-    none = jnp.zeros((0, nu), dtype=a.dtype)
-    with jax.numpy_rank_promotion("allow"):  # qpax broadcasts implicitly (a user may have set "raise")
-        v = qpax.solve_qp_primal(quad, lin / size, none, jnp.zeros((0,), a.dtype), g, h / size, solver_tol=tol)
+    v = _solve_qp(quad, lin / size, g, h / size, tol)
     return (size * v).astype(out_dtype)
+
+
+def _qpax_primal(quad, lin, g, h, tol):
+    """qpax's primal solution of ``min ½ vᵀ quad v + linᵀ v`` s.t. ``g v ≤ h`` (no equalities), under
+    ``jax.numpy_rank_promotion("allow")``: qpax broadcasts implicitly (a user may have set "raise")."""
+    none = jnp.zeros((0, quad.shape[0]), dtype=quad.dtype)
+    with jax.numpy_rank_promotion("allow"):
+        return qpax.solve_qp_primal(quad, lin, none, jnp.zeros((0,), quad.dtype), g, h, solver_tol=tol)
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(4,))
+def _solve_qp(quad, lin, g, h, tol):
+    """:func:`_qpax_primal` whose reverse pass (qpax's custom VJP, traced when a transformation
+    transposes it, outside the forward's scope) runs under ``"allow"`` as well."""
+    return _qpax_primal(quad, lin, g, h, tol)
+
+
+def _solve_qp_fwd(quad, lin, g, h, tol):
+    with jax.numpy_rank_promotion("allow"):
+        return jax.vjp(lambda *x: _qpax_primal(*x, tol), quad, lin, g, h)
+
+
+def _solve_qp_bwd(tol, pullback, cotangent):
+    with jax.numpy_rank_promotion("allow"):
+        return pullback(cotangent)
+
+
+_solve_qp.defvjp(_solve_qp_fwd, _solve_qp_bwd)

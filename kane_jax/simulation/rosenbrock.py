@@ -15,7 +15,7 @@ the Jacobian is approximated by the local force derivatives alone,
 where ``Q_int`` are the joints' and bodies' internal forces (per module: a block-diagonal Jacobian,
 one forward-mode Jacobian per group of identical modules) and, optionally, ``Q_a`` the input forces
 at fixed input (``input_jacobian=True``); inertial, gyroscopic and gravity terms (soft, not stiff)
-and the control law's own state dependence are left out. The
+and the control law's own state dependence are left out (unless ``control_jacobian=True``). The
 stage systems ``(I/(hγ) − J) x = r`` then reduce to one ``nq × nq`` matrix per step,
 
     (M + hγ D + (hγ)² K) x_v = hγ (M r_v − hγ K r_q),   x_q = hγ (r_q + x_v),
@@ -94,18 +94,23 @@ def _input(args, t, q, qd):
 
 
 @eqx.filter_jit  # jitted, as the evaluation below: traced once although diffrax traces each step three times
-def _force_derivatives(args, t, y, inputs: bool):
-    """``K = ∂(Q_int − Q_a)/∂q`` and ``D = ∂(Q_int − Q_a)/∂q̇`` with the input ``u`` held fixed.
+def _force_derivatives(args, t, y, inputs: bool, law: bool = False):
+    """``K = ∂(Q_int − Q_a)/∂q`` and ``D = ∂(Q_int − Q_a)/∂q̇``.
 
     The internal forces' derivatives are block diagonal (one Jacobian per group of identical
-    modules); the input forces' ``∂(A(q)ᵀ u)/∂q`` is one forward-mode Jacobian. The control law's own
-    state dependence is left out: a feedback law may contain the whole dynamics (feedback
-    linearization), whose Jacobian would cost more than the steps it saves.
+    modules). ``inputs``: with the input ``u`` held fixed, ``∂(A(q)ᵀ u)/∂q`` by one forward-mode
+    Jacobian. ``law``: the closed loop's ``Q_a(q, q̇) = A(q)ᵀ u(t, q, q̇)``, the control law's own
+    state dependence included, by reverse mode (``nq`` pullbacks; it passes through solvers with a
+    custom VJP, such as the pull-only allocation's QP).
     """
     chain = args[0]
     q, qd = y
     stiffness, damping = internal_force_derivatives(chain, q, qd)
-    if chain.nu == 0 or not inputs:  # Q_a = u has no q-dependence
+    if law:  # (also without actuators: then Q_a = u(t, q, q̇) itself)
+        closed_loop = jax.jacrev(lambda x, xd: generalized_input(chain, x, _input(args, t, x, xd)), argnums=(0, 1))
+        dq, dqd = closed_loop(q, qd)
+        return stiffness - dq, damping - dqd
+    if chain.nu == 0 or not inputs:  # Q_a = u has no q-dependence at fixed u
         return stiffness, damping
     u = _input(args, t, q, qd)
     return stiffness - jax.jacfwd(lambda x: generalized_input(chain, x, u))(q), damping
@@ -161,12 +166,21 @@ class Ros34PW2(diffrax.AbstractAdaptiveSolver):
         input_jacobian: also put ``∂(A(q)ᵀ u)/∂q`` (inputs held fixed) into ``K``. Off by default:
             for the six pneumatic chambers of paper ``000_…`` Sim. 1 it halves the steps (337 vs
             649 over 0.5 s) but adds 20 s of compilation and a chain-wide Jacobian per refresh.
+        control_jacobian: put the closed loop's ``∂Q_a/∂q`` and ``∂Q_a/∂q̇`` into ``K`` and ``D``,
+            the control law ``u(t, q, q̇)``'s own state dependence included (reverse mode, ``nq``
+            pullbacks of the law per refresh; supersedes ``input_jacobian``). For feedback laws
+            that make the closed loop stiff (high-gain damping) or that cancel the internal
+            forces (a feedback-linearizing :class:`~kane_jax.control.CollocatedPFBL`, where the
+            open-loop ``K`` acts on the wrong modes). Off by default: its compile grows with the
+            law's (paper ``003_…`` Sim. 2: +55 s; there, at rtol 1e-5, 2,756 steps over 0.6 s
+            against Tsit5's 9,085, but at its rtol 1e-7 the order-3 steps are the more numerous).
     """
 
     term_structure: ClassVar = diffrax.AbstractTerm
     interpolation_cls: ClassVar = diffrax.ThirdOrderHermitePolynomialInterpolation.from_k
     refresh: int = eqx.field(static=True, default=10)
     input_jacobian: bool = eqx.field(static=True, default=False)
+    control_jacobian: bool = eqx.field(static=True, default=False)
 
     def __check_init__(self):
         if not isinstance(self.refresh, int) or isinstance(self.refresh, bool) or self.refresh < 1:
@@ -189,7 +203,8 @@ class Ros34PW2(diffrax.AbstractAdaptiveSolver):
         old = solver_state
         reuse = old.valid if made_jump is False else old.valid & ~made_jump
         refresh = (old.age >= self.refresh) | ~reuse
-        stiffness, damping = jax.lax.cond(refresh, lambda: _force_derivatives(args, t0, y0, self.input_jacobian),
+        stiffness, damping = jax.lax.cond(refresh, lambda: _force_derivatives(args, t0, y0, self.input_jacobian,
+                                                                             self.control_jacobian),
                                           lambda: (old.stiffness, old.damping))
         dtype = y0[0].dtype
         h = t1 - t0

@@ -174,7 +174,7 @@ def simulate(
             ``adaptive=False``: when ``dt0`` exceeds the explicit stability limit); the choice
             and its reason are in ``Trajectory.solver``. A control law that feeds back ``q`` or
             ``q̇`` keeps ``"tsit5"`` (:func:`~kane_jax.simulation.stiffness.choose_solver` says
-            why). Under ``jit``/``vmap``/``grad`` the
+            why; a stiff closed loop takes ``Ros34PW2(control_jacobian=True)``). Under ``jit``/``vmap``/``grad`` the
             state is not concrete and ``"auto"`` means ``"tsit5"``: name the solver there.
             Names: ``"tsit5"``, ``"dopri5"``, ``"dopri8"``, ``"heun"`` (explicit);
             ``"ros34pw2"`` (linearly implicit Rosenbrock–W with the chain's structured Jacobian

@@ -142,7 +142,10 @@ def choose_solver(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0,
     feedback-linearizing law on the actuated coordinates, :class:`~kane_jax.control.CollocatedPFBL`)
     or add its own, so the implicit treatment would act on the wrong modes (measured: PFBL on a
     soft arm, ``|λ| ≈ 2e3`` 1/s open loop, diverged under ``ros34pw2`` and ran in 1,602 Tsit5 steps).
-    Name ``solver="ros34pw2"`` or ``"kvaerno5"`` for a closed loop known to be stiff.
+    For a closed loop known to be stiff, name
+    ``solver=kj.simulation.Ros34PW2(control_jacobian=True)``, whose Jacobian holds the
+    law's derivative too (its compile grows with the law's; not measured here for that reason), or
+    ``"kvaerno5"``.
     """
     dtype = jnp.result_type(q0, qd0, float)
     size = chain.nu or chain.nq
@@ -150,7 +153,8 @@ def choose_solver(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0,
     law = None if control is None else (lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd))
     if law is not None and reads_state(law, chain.nq, dtype):
         return "tsit5", ("auto: the control law feeds back q or q̇, which the stiff solver's Jacobian leaves out; "
-                         "name solver='ros34pw2' or 'kvaerno5' for a closed loop known to be stiff")
+                         "name solver=Ros34PW2(control_jacobian=True) or 'kvaerno5' for a closed loop known to be "
+                         "stiff")
     report = stiffness(chain, q0, qd0, t1, t0=t0)
     if dt0 is None:
         return report.solver, f"auto: {report.reason}"

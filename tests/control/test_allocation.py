@@ -59,8 +59,8 @@ def test_jit_vmap_and_gradient():
     for t, u in zip(taus, us):
         np.testing.assert_allclose(u, allocate_tensions(a, t), atol=1e-8)
     # d/dτ of the produced force = identity where τ is reachable (qpax's smoothed KKT gradient)
-    with jax.numpy_rank_promotion("allow"):  # qpax's backward pass broadcasts implicitly
-        jac = jax.jacrev(lambda t: a.T @ allocate_tensions(a, t))(jnp.array([1.0, 2.0]))
+    # under the tests' rank promotion "raise": qpax's implicit broadcasts run in a scope of their own
+    jac = jax.jacrev(lambda t: a.T @ allocate_tensions(a, t))(jnp.array([1.0, 2.0]))
     np.testing.assert_allclose(jac, np.eye(2), atol=1e-2)
 
 

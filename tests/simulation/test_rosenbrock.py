@@ -162,6 +162,33 @@ def test_feedback_laws_are_told_from_open_loop_inputs():
     assert kj.simulation.choose_solver(stiff_arm(), ZERO, ZERO, 1.0)[0] == "ros34pw2"
 
 
+def test_closed_loop_jacobian_takes_a_stiff_feedback_law():
+    # high-gain damping on the joint (no actuators: u is the generalized force): the closed loop's
+    # mode λ ≈ −k_d / M₀₀ ≈ −1.1e4 1/s comes from the law, which the open-loop K, D leave out
+    chain = stiff_arm(eta=0.002)
+    kp, kd = 50.0, 300.0
+
+    def law(t, q, qd):
+        return jnp.zeros(5).at[0].set(-kp * q[0] - kd * qd[0])
+
+    # K and D of the closed loop: the internal forces' and the law's closed form (−∂Q_a/∂(q, q̇))
+    y = (Q0, jnp.full(5, 0.1))
+    open_k, open_d = rosenbrock._force_derivatives((chain, law), 0.0, y, False)
+    k, d = rosenbrock._force_derivatives((chain, law), 0.0, y, False, True)
+    np.testing.assert_allclose(k - open_k, jnp.zeros((5, 5)).at[0, 0].set(kp), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(d - open_d, jnp.zeros((5, 5)).at[0, 0].set(kd), rtol=0, atol=1e-12)
+    ref = kj.simulate(chain, Q0, ZERO, 0.05, control=law, solver="dopri8", rtol=1e-12, atol=1e-14, n_save=6,
+                      max_steps=100_000)
+    traj = kj.simulate(chain, Q0, ZERO, 0.05, control=law, solver=rosenbrock.Ros34PW2(control_jacobian=True),
+                       rtol=1e-8, atol=1e-10, n_save=6)
+    # global error measured 4.2e-10 on q, 9.4e-8 on q̇ (2,190 steps; without the law's Jacobian the
+    # same solver took 50,744 steps, Tsit5 10,926)
+    np.testing.assert_allclose(traj.q, ref.q, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(traj.qd, ref.qd, rtol=0, atol=1e-6)
+    explicit = kj.simulate(chain, Q0, ZERO, 0.05, control=law, solver="tsit5", rtol=1e-8, atol=1e-10, n_save=2)
+    assert int(traj.stats["num_steps"]) < int(explicit.stats["num_steps"]) / 3
+
+
 def test_bad_refresh_raises():
     with pytest.raises(ValueError, match="refresh"):
         rosenbrock.Ros34PW2(refresh=0)
