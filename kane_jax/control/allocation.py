@@ -14,8 +14,6 @@ that antagonistic tendons allow); where it is not, the nearest reachable force i
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 import qpax
@@ -129,11 +127,9 @@ def _qpax_primal(quad, lin, g, h, tol):
         return qpax.solve_qp_primal(quad, lin, none, jnp.zeros((0,), quad.dtype), g, h, solver_tol=tol)
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(4,))
-def _solve_qp(quad, lin, g, h, tol):
-    """:func:`_qpax_primal` whose reverse pass (qpax's custom VJP, traced when a transformation
-    transposes it, outside the forward's scope) runs under ``"allow"`` as well."""
-    return _qpax_primal(quad, lin, g, h, tol)
+# the same solve whose reverse pass (qpax's custom VJP, traced when a transformation transposes it,
+# outside the forward's scope) runs under "allow" as well
+_solve_qp = jax.custom_vjp(_qpax_primal, nondiff_argnums=(4,))
 
 
 def _solve_qp_fwd(quad, lin, g, h, tol):
