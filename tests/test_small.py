@@ -1,10 +1,14 @@
 """``_small``: the element-wise 3×3 helpers against their ``jnp`` counterparts."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from kane_jax._small import det3, materialize
+import pytest
+
+from kane_jax._small import SMALL_TERMS, contract, det3, materialize
 
 
 def test_det3_equals_the_lu_determinant_with_its_derivatives():
@@ -54,3 +58,33 @@ def test_materialize_is_the_identity_with_its_derivatives():
     v = jnp.ones_like(x)
     np.testing.assert_allclose(jax.jvp(f, (x,), (v,))[1], jax.jvp(g, (x,), (v,))[1], rtol=1e-14, atol=0)
     assert materialize(jnp.zeros((0, 3))).shape == (0, 3)
+
+
+# (spec, operand shapes): sums of ≤ SMALL_TERMS terms (sums of slice products) and longer ones (the
+# broadcast product summed), a length-1 axis broadcast against the others, three operands
+CONTRACTIONS = [("kja,kla->jl", [(5, 6, 3), (5, 4, 3)]), ("k,uka,vkb->uvab", [(5,), (4, 5, 3), (2, 5, 3)]),
+                ("kab,kjb->kja", [(5, 3, 3), (5, 6, 3)]), ("ka,kb->ab", [(1, 3), (5, 3)]),
+                ("uka,vkb->uvab", [(2, 40, 3), (3, 40, 3)]), ("ij,j->i", [(4, 17), (17,)])]
+
+
+@pytest.mark.parametrize("spec,shapes", CONTRACTIONS)
+def test_contract_equals_einsum_with_derivatives(spec, shapes):
+    rng = np.random.default_rng(len(spec))
+    ops = [jnp.asarray(rng.normal(size=s)) for s in shapes]
+    full = [jnp.broadcast_to(x, (5, 3)) if x.shape == (1, 3) else x for x in ops]  # einsum does not broadcast
+    ref = jnp.einsum(spec, *full)
+    np.testing.assert_allclose(contract(spec, *ops), ref, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(jax.vmap(lambda x: contract(spec, x, *ops[1:]))(jnp.stack([ops[0], 2 * ops[0]])),
+                               jnp.stack([ref, 2 * ref]), rtol=1e-13, atol=1e-14)
+    g = jax.grad(lambda x: jnp.sum(jnp.sin(contract(spec, x, *ops[1:]))))(ops[0])
+    g_ref = jax.grad(lambda x: jnp.sum(jnp.sin(jnp.einsum(spec, *([jnp.broadcast_to(x, full[0].shape)] + full[1:])))))
+    np.testing.assert_allclose(g, g_ref(ops[0]), rtol=1e-12, atol=1e-14)
+
+
+def test_short_contractions_do_not_build_the_broadcast_product():
+    # "kja,kla->jl" over 5 × 3 terms, batched: no (B, 5, 6, 3, 6) buffer in the optimized program
+    assert 5 * 3 <= SMALL_TERMS
+    w, h = (jnp.asarray(np.random.default_rng(i).normal(size=(64, 5, 6, 3))) for i in range(2))
+    text = jax.jit(jax.vmap(lambda a, b: contract("kja,kla->jl", jnp.sin(a), jnp.cos(b)))).lower(w, h).compile().as_text()
+    shapes = set(re.findall(r"f64\[([0-9,]+)\]", text))
+    assert "64,6,6" in shapes and not any(s.count(",") >= 4 for s in shapes), sorted(shapes)
