@@ -5,7 +5,6 @@ import re
 import jax
 import jax.numpy as jnp
 import numpy as np
-
 import pytest
 
 from kane_jax._small import SMALL_TERMS, contract, det3, materialize
@@ -79,12 +78,20 @@ def test_contract_equals_einsum_with_derivatives(spec, shapes):
     g = jax.grad(lambda x: jnp.sum(jnp.sin(contract(spec, x, *ops[1:]))))(ops[0])
     g_ref = jax.grad(lambda x: jnp.sum(jnp.sin(jnp.einsum(spec, *([jnp.broadcast_to(x, full[0].shape)] + full[1:])))))
     np.testing.assert_allclose(g, g_ref(ops[0]), rtol=1e-12, atol=1e-14)
+    # forward mode, and second order (the short form's tangents are the broadcast form's)
+    v = jnp.asarray(rng.normal(size=ops[-1].shape))
+    jvp = jax.jvp(lambda y: contract(spec, *ops[:-1], y), (ops[-1],), (v,))[1]
+    np.testing.assert_allclose(jvp, jnp.einsum(spec, *full[:-1], v), rtol=1e-13, atol=1e-14)
+    hvp = jax.jvp(jax.grad(lambda x: jnp.sum(jnp.sin(contract(spec, x, *ops[1:])))), (ops[0],), (ops[0],))[1]
+    hvp_ref = jax.jvp(g_ref, (ops[0],), (ops[0],))[1]
+    np.testing.assert_allclose(hvp, hvp_ref, rtol=1e-12, atol=1e-13)
 
 
 def test_short_contractions_do_not_build_the_broadcast_product():
     # "kja,kla->jl" over 5 × 3 terms, batched: no (B, 5, 6, 3, 6) buffer in the optimized program
     assert 5 * 3 <= SMALL_TERMS
     w, h = (jnp.asarray(np.random.default_rng(i).normal(size=(64, 5, 6, 3))) for i in range(2))
-    text = jax.jit(jax.vmap(lambda a, b: contract("kja,kla->jl", jnp.sin(a), jnp.cos(b)))).lower(w, h).compile().as_text()
+    gram = jax.jit(jax.vmap(lambda a, b: contract("kja,kla->jl", jnp.sin(a), jnp.cos(b))))
+    text = gram.lower(w, h).compile().as_text()
     shapes = set(re.findall(r"f64\[([0-9,]+)\]", text))
     assert "64,6,6" in shapes and not any(s.count(",") >= 4 for s in shapes), sorted(shapes)
