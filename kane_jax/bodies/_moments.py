@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 
 from .._jets import PoseJet, vee_rt
-from .._small import contract, cross, materialize, mm, mtm, mtv, mv
+from .._small import contract, cross, materialize, mm, mtm, mtv, mv, sum_small
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..lie import skew
 
@@ -204,16 +204,23 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> 
     h = cross(cb, v) + mv(inertia[:, None], w)
     rc = mv(rot, c)
     rs = contract("kab,kbc->kac", rot, s2)
-    rss = contract("kac,kbc->kab", rs, rot)  # R S Rᵀ
+    # R S Rᵀ and the generators' second moments computed once, their sums over the sections as adds
+    # (``sum_small``): ``jnp.sum`` made each a reduce kernel of its own, which kept one FD in a loop
+    # from fusing them (one FD in a loop, pinned, two rounds: one six-strain rod 9.1–9.2 → 7.3 µs,
+    # three 28.4–28.5 → 24.5–24.6 µs, three bend + stretch rods 11.7–11.9 → 9.5–9.7 µs; batched
+    # B = 1,024 the same or faster: 14.0–14.5 → 11.7 µs per state for the three bend + stretch rods);
+    # without the two boundaries the sums fused into every reader and the batched FD of three
+    # six-strain rods went 55 → 62 µs per state (2026-11-29)
+    rss = materialize(contract("kac,kbc->kab", rs, rot))  # R S Rᵀ
     big_f = contract("kab,kjb->kja", rot, f)
     rw = contract("kab,kjb->kja", rot, w)
     rv = contract("kab,kjb->kja", rot, v)
     second = (contract("k,ka,kb->ab", m, t, t) + contract("ka,kb->ab", t, rc) + contract("ka,kb->ab", rc, t)
-              + jnp.sum(rss, axis=0))
+              + sum_small(rss, axis=0))
     # Σ w ∂_j p pᵀ = F tᵀ + (R v)(R c)ᵀ + [R ω]× R S Rᵀ
     cross_cols = jnp.swapaxes(cross(rw[..., None, :], jnp.swapaxes(rss, -1, -2)[:, None]), -1, -2)
-    jac_second = (contract("kja,kb->jab", big_f, t) + contract("kja,kb->jab", rv, rc)
-                  + jnp.sum(cross_cols, axis=0))
+    jac_second = materialize(contract("kja,kb->jab", big_f, t) + contract("kja,kb->jab", rv, rc)
+                             + sum_small(cross_cols, axis=0))
     gram = contract("kja,kla->jl", w, h) + contract("kja,kla->jl", v, f)
     dtype = t.dtype
     n = w.shape[1]
