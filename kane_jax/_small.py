@@ -60,8 +60,7 @@ def contract(spec: str, *operands: Array) -> Array:
     entry: 13 % of the batched ID). Same association of the sums, so the same numbers (bit for bit
     in eager mode). Longer contractions (the mass points of deforming bodies) keep the product.
     """
-    ins, out = spec.replace(" ", "").split("->")
-    ins = ins.split(",")
+    ins, out = _parse(spec)
     if len(ins) != len(operands):
         raise ValueError(f"contract: {len(ins)} operand specs in {spec!r}, got {len(operands)} operands")
     if any(len(set(sub)) != len(sub) for sub in ins) or len(set(out)) != len(out):
@@ -69,11 +68,17 @@ def contract(spec: str, *operands: Array) -> Array:
     sizes = _sizes(ins, operands)
     summed = [c for c in sizes if c not in out]
     if summed and math.prod(sizes[c] for c in summed) <= SMALL_TERMS:
-        return _short_contract(spec, *operands)
+        return _short_contract((ins, out), *operands)
     return _broadcast_contract(ins, out, operands)
 
 
-def _sizes(ins: list[str], operands) -> dict[str, int]:
+def _parse(spec: str) -> tuple[tuple[str, ...], str]:
+    """``"kab,kb->ka"`` as its operands' index strings and the output's."""
+    ins, out = spec.replace(" ", "").split("->")
+    return tuple(ins.split(",")), out
+
+
+def _sizes(ins, operands) -> dict[str, int]:
     """Each index letter's size (the largest over the operands: length-1 axes broadcast), in order of
     first appearance."""
     sizes: dict[str, int] = {}
@@ -83,16 +88,22 @@ def _sizes(ins: list[str], operands) -> dict[str, int]:
     return sizes
 
 
-def _broadcast_contract(ins: list[str], out: str, operands) -> Array:
+def _aligned(x: Array, sub: str, target) -> Array:
+    """``x`` (axes labelled by ``sub``) transposed into the order of ``target`` (a sequence of letters
+    containing ``sub``'s), with a length-1 axis for every letter of ``target`` it lacks."""
+    order = sorted(range(len(sub)), key=lambda i: target.index(sub[i]))
+    x = jnp.transpose(x, order) if order != list(range(len(sub))) else x
+    present = [sub[i] for i in order]
+    return x.reshape([x.shape[present.index(c)] if c in present else 1 for c in target])
+
+
+def _broadcast_contract(ins, out: str, operands) -> Array:
     """:func:`contract` as one broadcast product summed over the summed axes (the last one first)."""
     sizes = _sizes(ins, operands)
     letters = list(sizes)
     prod = None
     for sub, x in zip(ins, operands):
-        order = sorted(range(len(sub)), key=lambda i: letters.index(sub[i]))
-        x = jnp.transpose(x, order) if order != list(range(len(sub))) else x
-        present = [sub[i] for i in order]
-        x = x.reshape([x.shape[present.index(c)] if c in present else 1 for c in letters])
+        x = _aligned(x, sub, letters)
         prod = x if prod is None else prod * x
     prod = jnp.broadcast_to(prod, [sizes[c] for c in letters])
     axes = list(letters)
@@ -105,17 +116,17 @@ def _broadcast_contract(ins: list[str], out: str, operands) -> Array:
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
-def _short_contract(spec: str, *operands: Array) -> Array:
-    """:func:`contract` as a sum of products of static operand slices, one term per index of the
-    summed axes; the sums nested in the order of :func:`_broadcast_contract` (the last summed axis
-    innermost, each summed from index 0), so the rounding is the same.
+def _short_contract(parsed: tuple[tuple[str, ...], str], *operands: Array) -> Array:
+    """:func:`contract` (``parsed`` by :func:`_parse`) as a sum of products of static operand slices,
+    one term per index of the summed axes; the sums nested in the order of
+    :func:`_broadcast_contract` (the last summed axis innermost, each summed from index 0), so the
+    rounding is the same.
 
     Its tangents (and through them its transpose) are :func:`_broadcast_contract`'s: the slices'
     transposes are one zero-padded array per term, which made the reverse-mode program of two PCS
     rods' ID and FD 29 % larger and its compile 21 → 29–31 s (pinned, 2026-11-29); with the
     tangents in the broadcast form 20.6–21.1 s, as before the short form."""
-    ins, out = spec.replace(" ", "").split("->")
-    ins = ins.split(",")
+    ins, out = parsed
     sizes = _sizes(ins, operands)
     summed = [c for c in sizes if c not in out]
 
@@ -125,11 +136,7 @@ def _short_contract(spec: str, *operands: Array) -> Array:
             for axis in reversed(range(len(sub))):
                 if sub[axis] in fixed:  # an axis of length 1 broadcasts: its only slice
                     x = jax.lax.index_in_dim(x, min(fixed[sub[axis]], x.shape[axis] - 1), axis, keepdims=False)
-            keep = [c for c in sub if c not in fixed]
-            order = sorted(range(len(keep)), key=lambda i: out.index(keep[i]))
-            x = jnp.transpose(x, order) if order != list(range(len(keep))) else x
-            present = [keep[i] for i in order]
-            x = x.reshape([x.shape[present.index(c)] if c in present else 1 for c in out])
+            x = _aligned(x, "".join(c for c in sub if c not in fixed), out)
             prod = x if prod is None else prod * x
         return jnp.broadcast_to(prod, [sizes[c] for c in out])
 
@@ -146,17 +153,16 @@ def _short_contract(spec: str, *operands: Array) -> Array:
 
 
 @functools.partial(_short_contract.defjvp, symbolic_zeros=True)
-def _short_contract_jvp(spec: str, primals, tangents):
+def _short_contract_jvp(parsed, primals, tangents):
     """The contraction's tangent, one broadcast-form term per operand with a nonzero tangent."""
-    ins, out = spec.replace(" ", "").split("->")
-    ins = ins.split(",")
+    ins, out = parsed
     tangent = None
     for i, t in enumerate(tangents):
         if type(t) is jax.custom_derivatives.SymbolicZero:
             continue
         part = _broadcast_contract(ins, out, primals[:i] + (t,) + primals[i + 1:])
         tangent = part if tangent is None else tangent + part
-    primal = _short_contract(spec, *primals)
+    primal = _short_contract(parsed, *primals)
     return primal, jnp.zeros_like(primal) if tangent is None else tangent
 
 

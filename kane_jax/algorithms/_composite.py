@@ -118,8 +118,9 @@ def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
         diag = sp + (_outer6(gam, s) + chain_block_diagonal(chain, body.gram))
     full = jnp.where(upper, sp, 0.0)
     full = full + full.T + jnp.where(same, diag, 0.0)
-    # computed once: the symmetrization below reads every entry twice, and fused into it (and into
-    # the buffer FD materializes M in) the rod's Gram blocks were summed twice per entry (six-strain
-    # rod, B = 1,024: the one kernel assembling M 2.4 ms of 11.5 ms per batched FD)
-    full = materialize(full)
+    if own:  # computed once: the symmetrization below reads every entry twice, and fused into it (and
+        # into the buffer FD materializes M in) the rod's Gram blocks were summed twice per entry
+        # (six-strain rod, B = 1,024: the one kernel assembling M 2.4 ms of 11.5 ms per batched FD);
+        # rigid chains have none, and their cheap entries are best recomputed (``solve_chain_mass``)
+        full = materialize(full)
     return 0.5 * (full + full.T)
