@@ -190,7 +190,7 @@ def solve_mass(mass: Array, rhs: Array, *, buffer: bool = True) -> Array:
             otherwise XLA may fuse the computation of each entry of ``M`` into the scalar kernel of
             each factor entry that reads it, recomputing the mass matrix piecewise (FD's
             forward-mode Jacobian of two PCS rods: 92,000 lines of optimized HLO; see
-            docs/architecture.md, "Compile time"). Pass ``buffer=False`` for rigid chains, whose
+            docs/architecture.md, "Compile time"); ``rhs`` as well. Pass ``buffer=False`` for rigid chains, whose
             entries of ``M`` are cheap: there a bare ``optimization_barrier`` is kept, since the
             buffer measured slower (iiwa-like arm, one FD in a jitted loop, pinned: 1.10–1.11 µs
             without, 1.22–1.25 µs with; three PCS rods 7.6–7.7 µs with, 8.4–9.2 µs without).
@@ -201,6 +201,10 @@ def solve_mass(mass: Array, rhs: Array, *, buffer: bool = True) -> Array:
     n = mass.shape[-1]
     if n <= UNROLLED_CHOLESKY:
         mass = materialize(mass) if buffer else jax.lax.optimization_barrier(mass)
+        if buffer:  # and the right-hand side: otherwise the bias behind it (a soft body's velocity
+            # moments) fused into the substitutions' kernels and was computed again in each (one FD of
+            # a six-strain PCS rod: 46.8k → 41.9k flops, XLA's cost analysis, 2026-11-29)
+            rhs = materialize(rhs)
         return _cholesky_solve_unrolled(mass, rhs)
     if n <= ROLLED_CHOLESKY and jax.default_backend() == "cpu":
         return _solve_rolled(mass, rhs)
