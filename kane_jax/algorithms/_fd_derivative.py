@@ -26,6 +26,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from .._chunks import in_chunks
 from .._types import Config, Vec3
 from ._recursion import Wrench, id_recursion, mass_and_bias, solve_chain_mass, tip_wrench
 from ._terms import ModuleTerms, chain_terms
@@ -64,7 +65,8 @@ def _partial_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Seque
 
 @eqx.filter_custom_jvp
 def _fd_implicit(chain, q, qd, force, gravity, tip, *, internal):
-    return _fd(chain, q, qd, force, gravity, tip, internal)
+    # batched on a CPU: in chunks of a few states, whose intermediates stay in the caches (_chunks.py)
+    return in_chunks(_fd)(chain, q, qd, force, gravity, tip, internal)
 
 
 @_fd_implicit.def_jvp
