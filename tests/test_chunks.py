@@ -74,3 +74,14 @@ def test_batched_forward_dynamics_and_its_derivatives():
     rev = jax.jit(jax.jacrev(lambda x: jax.vmap(fd)(x, qd, tau)))(q)
     rev = jnp.stack([rev[i, :, i] for i in range(35)])
     np.testing.assert_allclose(rev, fwd, rtol=0, atol=1e-9 * float(jnp.max(jnp.abs(fwd))))
+
+
+def test_chain_without_coordinates_gives_empty_accelerations():
+    """A chain of fixed rigid bodies has no coordinates: its FD is an empty vector, for one state and
+    for a batch in chunks (zero-size outputs through the chunks' reshapes); it raised before
+    (the unrolled solve stacked no entries)."""
+    chain = kj.Chain([(kj.Fixed(), kj.RigidBody(mass=1.0, inertia=jnp.eye(3) * 0.01))])
+    z = jnp.zeros((CPU_MIN_BATCH + 5, 0))
+    assert kj.forward_dynamics(chain, z[0], z[0], z[0]).shape == (0,)
+    batched = jax.jit(jax.vmap(lambda q: kj.forward_dynamics(chain, q, q, q, check=False)))(z)
+    assert batched.shape == z.shape

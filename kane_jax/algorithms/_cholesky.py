@@ -199,6 +199,8 @@ def solve_mass(mass: Array, rhs: Array, *, buffer: bool = True) -> Array:
         ``M⁻¹ rhs``, the shape of ``rhs``.
     """
     n = mass.shape[-1]
+    if n == 0:  # a chain without coordinates: nothing to solve
+        return rhs
     if n <= UNROLLED_CHOLESKY:
         mass = materialize(mass) if buffer else jax.lax.optimization_barrier(mass)
         if buffer:  # and the right-hand side: otherwise the bias behind it (a soft body's velocity
