@@ -78,7 +78,7 @@ def in_chunks(fn: Callable[..., Any]) -> Callable[..., Any]:
 
     Arguments:
         fn: a function of pytrees (array leaves are the traced inputs; other leaves are static)
-            returning a pytree of arrays with at least one entry per state.
+            returning a pytree of arrays (zero-size ones included).
 
     Returns:
         A function with ``fn``'s signature and values. Differentiate it only through a rule of the
