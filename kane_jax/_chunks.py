@@ -43,6 +43,21 @@ def _chunk_size(axis_size: int) -> int | None:
     return CPU_CHUNK
 
 
+def map_in_chunks(batched_fn: Callable[[Any], Any], xs: Any, size: int, chunk: int) -> Any:
+    """``batched_fn(xs)`` for a pytree ``xs`` of arrays with leading axis ``size > chunk``, computed as a
+    ``lax.map`` over chunks of ``chunk`` (the remainder one more call): the same values, with one
+    chunk's working set in the caches. Explicit reshapes, since ``lax.map(…, batch_size=…)`` cannot
+    reshape zero-size outputs (``u`` of a chain without inputs, the FD of one without coordinates).
+    Also ``batch_simulate``'s chunks of rollouts."""
+    full = size // chunk * chunk
+    chunks = jax.tree.map(lambda x: x[:full].reshape((full // chunk, chunk) + x.shape[1:]), xs)
+    out = jax.tree.map(lambda y: y.reshape((full,) + y.shape[2:]), jax.lax.map(batched_fn, chunks))
+    if full < size:
+        rest = batched_fn(jax.tree.map(lambda x: x[full:], xs))
+        out = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), out, rest)
+    return out
+
+
 def _mapped(fn: Callable[..., Any], static: Any, dyn: Any, flags: list[bool], chunk: int | None,
             axis_size: int) -> Any:
     """``vmap`` of ``fn`` over the leaves of ``dyn`` flagged as batched (axis 0), in chunks of ``chunk``."""
@@ -54,22 +69,13 @@ def _mapped(fn: Callable[..., Any], static: Any, dyn: Any, flags: list[bool], ch
 
     if chunk is None:
         return batch(dyn)
-    whole = axis_size // chunk * chunk
 
     def with_batched(batched):
         it = iter(batched)
         return jax.tree.unflatten(tree, [next(it) if b else x for x, b in zip(leaves, flags)])
 
-    def part(start, stop, shape):
-        return [jax.lax.slice_in_dim(x, start, stop, axis=0).reshape(shape + x.shape[1:])
-                for x, b in zip(leaves, flags) if b]
-
-    out = jax.lax.map(lambda c: batch(with_batched(c)), part(0, whole, (whole // chunk, chunk)))
-    out = jax.tree.map(lambda y: y.reshape((whole,) + y.shape[2:]), out)
-    if whole == axis_size:
-        return out
-    rest = batch(with_batched(part(whole, axis_size, (axis_size - whole,))))
-    return jax.tree.map(lambda a, b: jnp.concatenate([a, b]), out, rest)
+    batched_leaves = [x for x, b in zip(leaves, flags) if b]
+    return map_in_chunks(lambda c: batch(with_batched(c)), batched_leaves, axis_size, chunk)
 
 
 def in_chunks(fn: Callable[..., Any]) -> Callable[..., Any]:

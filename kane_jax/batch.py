@@ -18,6 +18,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from ._chunks import map_in_chunks
 from ._shared_jit import shared_leaves_jit
 from .chain import Chain
 from .simulation.simulate import simulate
@@ -171,14 +172,7 @@ def _rollouts(args, batched, t1, kwargs, chunk):
         out, box["static"] = eqx.partition(one(a), eqx.is_array)
         return out
 
-    batched_single = jax.vmap(single)
-    full = size // chunk * chunk
-    chunks = jax.tree.map(lambda x: x[:full].reshape((full // chunk, chunk) + x.shape[1:]), dyn)
-    # explicit shapes: ``lax.map(…, batch_size=…)`` cannot reshape zero-size outputs (``u`` of a chain without inputs)
-    out = jax.tree.map(lambda y: y.reshape((full,) + y.shape[2:]), jax.lax.map(batched_single, chunks))
-    if full < size:
-        rest = batched_single(jax.tree.map(lambda x: x[full:], dyn))
-        out = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), out, rest)
+    out = map_in_chunks(jax.vmap(single), dyn, size, chunk)
     return eqx.combine(out, box["static"])
 
 
