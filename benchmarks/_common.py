@@ -6,8 +6,9 @@ Method (STYLE.md "Benchmarks", issue 7): compile time is measured apart from the
 mean time of ``number`` back-to-back calls, reported with the min and max of the repeats; a peer
 (Pinocchio, MuJoCo, SoRoMoX, the Euler–Lagrange reference) is timed the same way in the same run.
 
-XLA flags cannot be changed after JAX starts, so ``--no-fusion-emitters`` has to be handled
-before ``import jax``: every script calls :func:`parse_args` first and imports JAX afterwards.
+XLA flags cannot be changed after JAX starts its backend, so ``--no-fusion-emitters`` and
+``--recommended-flags`` have to be handled before the first computation: every script calls
+:func:`parse_args` first and imports JAX afterwards.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ def parse_args(name: str, argv: Sequence[str] | None = None, extra: Callable | N
                    "the quick form writes nothing unless given)")
     p.add_argument("--no-fusion-emitters", action="store_true",
                    help=f"run with XLA_FLAGS={FUSION_FLAG} (must be set before JAX starts)")
+    p.add_argument("--recommended-flags", action="store_true",
+                   help="run with kj.recommended_xla_flags() added to XLA_FLAGS (the fusion flag and the "
+                   "whole-loop flag; the flags the README's recommended-flags tables were measured with)")
     p.add_argument("--repeats", type=int, default=None, help="timing repeats (median, min, max)")
     if extra is not None:
         extra(p)
@@ -46,6 +50,11 @@ def parse_args(name: str, argv: Sequence[str] | None = None, extra: Callable | N
         flags = os.environ.get("XLA_FLAGS", "")
         if FUSION_FLAG not in flags:
             os.environ["XLA_FLAGS"] = (flags + " " + FUSION_FLAG).strip()
+    if args.recommended_flags:
+        # imports JAX, which reads XLA_FLAGS only when its backend starts (the first computation)
+        from kane_jax.xla_flags import recommended_xla_flags
+
+        os.environ["XLA_FLAGS"] = recommended_xla_flags(os.environ.get("XLA_FLAGS", ""))
     if args.repeats is None:
         args.repeats = 3 if args.quick else 7
     return args
