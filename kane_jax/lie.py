@@ -21,7 +21,7 @@ import math
 import jax
 import jax.numpy as jnp
 
-from ._series import FACT, TERMS, right_jacobian_coefficients, series_in_sq
+from ._series import FACT, TERMS, right_jacobian_coefficients, series_in_sq, trig
 from ._small import materialize
 from ._types import Array, Float, Mat3, Pose, Vec3, Vec6
 
@@ -104,11 +104,21 @@ def rotvec_coefficients(theta2: Array) -> tuple[Array, Array, Array]:
     Finite with accurate derivatives of every order at θ = 0 (series to θ²⁴ where θ² < 2, closed
     forms beyond; to fourth order within ~2e-8 relative, ``tests/test_lie.py``).
     """
-    a = series_in_sq(theta2, lambda t2: jnp.sin(jnp.sqrt(t2)) / jnp.sqrt(t2),
-                     [(-1) ** k / FACT[2 * k + 1] for k in range(TERMS)])
-    b = series_in_sq(theta2, lambda t2: 2 * jnp.sin(0.5 * jnp.sqrt(t2)) ** 2 / t2,
-                     [(-1) ** k / FACT[2 * k + 2] for k in range(TERMS)])
-    c = series_in_sq(theta2, lambda t2: (jnp.sqrt(t2) - jnp.sin(jnp.sqrt(t2))) / (t2 * jnp.sqrt(t2)),
+    def closed_a(t2):
+        th, s, _ = trig(t2)
+        return s / th
+
+    def closed_b(t2):
+        _, _, c = trig(t2)
+        return (1 - c) / t2
+
+    def closed_c(t2):
+        th, s, _ = trig(t2)
+        return (th - s) / (t2 * th)
+
+    a = series_in_sq(theta2, closed_a, [(-1) ** k / FACT[2 * k + 1] for k in range(TERMS)])
+    b = series_in_sq(theta2, closed_b, [(-1) ** k / FACT[2 * k + 2] for k in range(TERMS)])
+    c = series_in_sq(theta2, closed_c,
                      [(-1) ** k / FACT[2 * k + 3] for k in range(TERMS)])
     a, b, c = materialize(jnp.stack([a, b, c]))  # once, not in every reader (`_small.materialize`)
     return a, b, c

@@ -1,5 +1,5 @@
 """Per-module terms (algorithms/_terms.py): chains whose bodies have no coordinates skip the own-coordinate terms;
-the forward dynamics computes each term once (last test).
+the forward dynamics computes each term once, and each section angle's sine at most twice (last test).
 
 When no body of a chain has coordinates (rigid arms), ``chain_terms`` leaves the own-coordinate
 moments out (None) and the kernels skip their terms. The oracle is the general path, which pads
@@ -8,6 +8,9 @@ and with accelerations), the composite mass matrix and the mass columns must agr
 1e-13 of their largest entry, on the iiwa-like arm and on rigid links behind revolute, prismatic,
 helical, universal, fixed and spherical joints at random states.
 """
+
+import math
+import re
 
 import helpers.robots as robots
 import jax
@@ -75,7 +78,8 @@ def test_forward_dynamics_computes_each_soft_term_once():
     (the terms as outputs of their own program, then M and the bias from them): XLA's cost analysis
     of the optimized programs, stated within 15 %. Fused into their readers, the rod's velocity
     moments and the bias behind the Cholesky substitutions were computed again per entry (this rod,
-    jaxlib 0.10.2: 48.0k flops against 31.5k for the parts; 33.3k against 31.4k with their buffers)."""
+    jaxlib 0.10.2: 48.0k flops against 31.5k for the parts; 33.3k against 31.4k with their buffers).
+    And its sines, counted in the optimized program, are at most two per section angle."""
     rod = kj.CosseratPCS(length=0.15, radius=0.01, n_radial=2, n_angular=5)
     chain = kj.Chain([(kj.Fixed(), rod)], gravity=(0.0, 0.0, -9.81))
     n = chain.nq
@@ -85,5 +89,13 @@ def test_forward_dynamics_computes_each_soft_term_once():
     parts = (_flops(lambda q, qd: chain_terms(chain, q, qd), q, qd)
              + _flops(lambda t: mass_and_bias(chain, t, gravity=jnp.asarray(chain.gravity),
                                               tip=tip_wrench(None, None, q.dtype)), terms))
-    whole = _flops(lambda q, qd: kj.forward_dynamics(chain, q, qd, jnp.zeros(n), check=False), q, qd)
+    program = jax.jit(lambda q, qd: kj.forward_dynamics(chain, q, qd, jnp.zeros(n), check=False)).lower(q, qd).compile()
+    cost = program.cost_analysis()
+    whole = (cost[0] if isinstance(cost, list) else cost)["flops"]
     assert whole <= 1.15 * parts, (whole, parts)
+    # each sine and cosine a libm call: at most one of each per section angle and buffer (the rod's
+    # tip and 5 sections, each read by the primal and by the derivative path of the coefficients:
+    # 12 sines; 24 before ``_series.trig`` shared them, four per angle)
+    sines = sum(math.prod(int(d) for d in shape.split(",") if d)
+                for shape in re.findall(r"= f64\[([\d,]*)\]\S* sine\(", program.as_text()))
+    assert 0 < sines <= 12, sines
