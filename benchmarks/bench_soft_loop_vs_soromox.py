@@ -8,7 +8,8 @@ elongation, SoRoMoX's Gauss nodes), state as there. Pin the process to one CPU f
 on a small shared machine (``taskset -c 0``): unpinned, per-call times there are bimodal across
 processes (``docs/architecture.md``).
 
-Run: ``taskset -c 0 python benchmarks/bench_soft_loop_vs_soromox.py`` (``XLA_FLAGS`` as you choose).
+Run: ``taskset -c 0 python benchmarks/bench_soft_loop_vs_soromox.py [--six-strains]`` (``XLA_FLAGS`` as
+you choose; ``--six-strains``: all six strains, ``bench_soft_vs_soromox.SIX_STRAINS``).
 Target (issue 15): kane_jax ≥ 2× SoRoMoX per FD.
 """
 
@@ -45,16 +46,19 @@ def per_fd(vf, y0) -> tuple[float, float, float]:
     return float(np.median(ts)), min(ts), max(ts)
 
 
-def main() -> int:
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, affinity "
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    kw = B.SIX_STRAINS if "--six-strains" in argv else {}
+    scale = [1.0, 3.0, 3.0, 0.05, 0.05, 0.05] if kw else [3.0, 3.0, 0.05]  # the states of bench_soft_vs_soromox
+    print(("all six strains; " if kw else "bending y/z + elongation; ") + f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, affinity "
           f"{sorted(os.sched_getaffinity(0))}, load {os.getloadavg()[0]:.2f}; jax {jax.__version__}, float64, "
           f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}")
     for nseg in (1, 3):
-        robot = B.make_soromox(nseg)
-        chain = B.make_kane(robot, nseg)
+        robot = B.make_soromox(nseg, **kw)
+        chain = B.make_kane(robot, nseg, **kw)
         nq = chain.nq
         rng = np.random.default_rng(nseg)
-        y0 = jnp.asarray(np.concatenate([rng.uniform(-1, 1, nq) * np.tile([3.0, 3.0, 0.05], nseg),
+        y0 = jnp.asarray(np.concatenate([rng.uniform(-1, 1, nq) * np.tile(scale, nseg),
                                          rng.uniform(-1, 1, nq)]))
 
         def vf_kane(y, chain=chain, nq=nq):
