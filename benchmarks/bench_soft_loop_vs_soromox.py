@@ -50,7 +50,8 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     kw = B.SIX_STRAINS if "--six-strains" in argv else {}
     scale = [1.0, 3.0, 3.0, 0.05, 0.05, 0.05] if kw else [3.0, 3.0, 0.05]  # the states of bench_soft_vs_soromox
-    print(("all six strains; " if kw else "bending y/z + elongation; ") + f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, affinity "
+    model = "all six strains" if kw else "bending y/z + elongation"
+    print(f"{model}; machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, affinity "
           f"{sorted(os.sched_getaffinity(0))}, load {os.getloadavg()[0]:.2f}; jax {jax.__version__}, float64, "
           f"XLA_FLAGS={os.environ.get('XLA_FLAGS', '')!r}")
     for nseg in (1, 3):
