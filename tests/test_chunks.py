@@ -1,9 +1,9 @@
 """``_chunks.in_chunks``: a batched kernel evaluated in chunks gives ``vmap``'s values.
 
-The oracle is the plain ``vmap`` of the same function (and, for the forward dynamics, the kernel
-evaluated state by state): equal to 1e-14 relative for batches smaller than, equal to, a multiple
-of and not a multiple of the chunk, with unbatched and static arguments, nested ``vmap`` and the
-forward dynamics' derivatives (its ``custom_jvp``) through a batch.
+The oracle is the plain ``vmap`` of the same function: equal to 1e-14 relative for batches smaller
+than, equal to, a multiple of and not a multiple of the chunk, with unbatched and static arguments
+and nested ``vmap``. For the forward dynamics, the kernel evaluated state by state (to the round-off
+of its solve, ε·cond(M)) and its derivatives (its ``custom_jvp``) through a batch.
 """
 
 import jax

@@ -68,9 +68,13 @@ def test_a_soft_body_keeps_the_general_path():
     assert terms.body.jac_first.shape == (2, n_rows(chain), 3)
 
 
-def _flops(fn, *args):
-    cost = jax.jit(fn).lower(*args).compile().cost_analysis()
+def _flops_of(program) -> float:
+    cost = program.cost_analysis()
     return (cost[0] if isinstance(cost, list) else cost)["flops"]
+
+
+def _flops(fn, *args):
+    return _flops_of(jax.jit(fn).lower(*args).compile())
 
 
 def test_forward_dynamics_computes_each_soft_term_once():
@@ -90,8 +94,7 @@ def test_forward_dynamics_computes_each_soft_term_once():
              + _flops(lambda t: mass_and_bias(chain, t, gravity=jnp.asarray(chain.gravity),
                                               tip=tip_wrench(None, None, q.dtype)), terms))
     program = jax.jit(lambda q, qd: kj.forward_dynamics(chain, q, qd, jnp.zeros(n), check=False)).lower(q, qd).compile()
-    cost = program.cost_analysis()
-    whole = (cost[0] if isinstance(cost, list) else cost)["flops"]
+    whole = _flops_of(program)
     assert whole <= 1.15 * parts, (whole, parts)
     # each sine and cosine a libm call: at most one of each per section angle and buffer (the rod's
     # tip and 5 sections, each read by the primal and by the derivative path of the coefficients:

@@ -10,11 +10,14 @@ below (``pytest -m slow``).
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import sys
 from pathlib import Path
 
 import pytest
+
+from kane_jax.xla_flags import RECOMMENDED_CPU_FLAGS
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -68,10 +71,6 @@ def test_recommended_flags_option_sets_both_flags(monkeypatch):
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
     common = _load("_common")
     common.parse_args("x", ["--recommended-flags"])
-    import os
-
-    from kane_jax.xla_flags import RECOMMENDED_CPU_FLAGS
-
     flags = os.environ["XLA_FLAGS"].split()
     assert "--xla_cpu_enable_fast_math=false" in flags
     assert all(f in flags for f in RECOMMENDED_CPU_FLAGS), flags
