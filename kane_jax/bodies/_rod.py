@@ -10,6 +10,7 @@ moduli ``H(σ)`` of :mod:`kane_jax.bodies.cosserat`, and the arc-major quadratur
 from __future__ import annotations
 
 import abc
+import functools
 from typing import NamedTuple
 
 import equinox as eqx
@@ -232,6 +233,12 @@ class AbstractExponentialRod(AbstractRod):
     def arc_twist(self, q: Config) -> Float[Array, " 6"]:
         """``Ω(q) = (ω, v)``: the backbone twist over the whole rod (``g(1) = exp(Ω)``), affine in ``q``."""
 
+    def twist_columns(self) -> tuple[int, ...] | None:
+        """The component of ``Ω`` that each coordinate moves, when each moves one (``∂Ω/∂q_k`` a
+        multiple of ``e_{c_k}``; static): the ``"se3"`` jets then take their generators as columns
+        of the right Jacobian. None (the default): ``∂Ω/∂q`` is general."""
+        return None
+
     def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
         g = se3_exp(sigma * self.arc_twist(q))
         return g[:3, :3], g[:3, 3]
@@ -249,5 +256,7 @@ class AbstractExponentialRod(AbstractRod):
         d_omega = jax.jacfwd(self.arc_twist)(q).T  # (n, 6), constant: Ω is affine
         back = (1 - self.arc_nodes().astype(omega.dtype))[:, None]
         jet = _EXP_JETS[self.twist_form]
+        if self.twist_form == "se3":
+            jet = functools.partial(jet, columns=self.twist_columns())
         sections = jet(-back * omega[None], -back[:, :, None] * d_omega[None], qd)
         return jet(omega, d_omega, qd), sections

@@ -135,6 +135,10 @@ class CosseratPCS(AbstractExponentialRod):
     def arc_twist(self, q: Config) -> Vec6:
         return self.length * self.strain(q)
 
+    def twist_columns(self) -> tuple[int, ...]:
+        """Coordinate ``k`` moves strain ``sel_k`` alone (``ξ = B q + ξ*``, ``B`` a selection)."""
+        return tuple(int(i) for i in np.flatnonzero(self.strains))
+
 
 class CosseratGVS(AbstractRod):
     """Geometric Variable Strain Cosserat rod: ``ξ(σ) = Φ(σ) q + ξ*``.

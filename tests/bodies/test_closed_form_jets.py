@@ -164,3 +164,30 @@ def test_right_jacobian_blocks_equal_the_ad_series(scale):
     got = _apply_blocks(blocks[:, None], eye)
     want = kj.lie.se3_right_jacobian(xi[:, None], eye)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=1e-14)
+
+
+@pytest.mark.parametrize("scale", [0.0, 1e-4, 1.0, 3.0])
+def test_generators_as_columns_equal_the_general_product(scale):
+    """``exp_jet(..., columns=c)`` (a PCS rod: coordinate ``k`` moves the one twist component ``c_k``, its
+    generators are scaled columns of ``T``) against the general ``T ∂_k Ω`` on the same one-hot
+    ``∂Ω``: every part of the jet, with and without ``q̇``, to 1e-15 of its largest entry (the same
+    products, the zeros left out); and its program does at least 10 % less arithmetic (XLA's cost
+    analysis; measured with q̇: 6.8k against 8.3k flops for these five twists and seven coordinates)."""
+    from kane_jax._exp_jets import exp_jet
+
+    rng = np.random.default_rng(9)
+    columns = (4, 0, 1, 5, 2, 3, 0)  # out of order, one component twice
+    xi = jnp.asarray(rng.normal(size=(5, 6))) * scale
+    d = np.zeros((5, len(columns), 6))
+    for k, c in enumerate(columns):
+        d[:, k, c] = rng.normal(size=5)
+    d = jnp.asarray(d)
+    qd = jnp.asarray(rng.normal(size=len(columns)))
+    for v in (qd, None):
+        general = jax.jit(lambda x, dd, v=v: exp_jet(x, dd, v))
+        sparse = jax.jit(lambda x, dd, v=v: exp_jet(x, dd, v, columns=columns))
+        for a, b in zip(jax.tree.leaves(sparse(xi, d)), jax.tree.leaves(general(xi, d))):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-15 * max(1.0, float(jnp.max(jnp.abs(b)))))
+        flops = [p.lower(xi, d).compile().cost_analysis() for p in (sparse, general)]
+        flops = [(f[0] if isinstance(f, list) else f)["flops"] for f in flops]
+        assert flops[0] < 0.9 * flops[1], flops
