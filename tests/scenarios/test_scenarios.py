@@ -62,6 +62,32 @@ def test_hybrid_scenario_pfbl_tracks_cubic(tmp_path):
     _files_ok(s)
 
 
+def test_hybrid_task_runs_one_law_at_a_time():
+    """003-sim2's law: the PFBL (tendons zero) before T₁, the PD after, the pressure's cubic ramp from
+    T₂ — one ``lax.cond`` per call, and the ``where`` it becomes under ``vmap``. Oracle: the two
+    laws (stand-ins of the right sizes) and the ramp ``p s² (3 − 2 s)`` evaluated apart, exactly."""
+    from kane_jax.scenarios.sim003_2_hybrid import HybridTask
+
+    pfbl = lambda t, q, qd: jnp.sin(t) * q[:6] + qd[:6]  # noqa: E731
+    pd = lambda t, q, qd: jnp.cos(t) * q[:9] - 2.0 * qd[:9]  # noqa: E731
+    task = HybridTask(pfbl, pd, jnp.asarray(2.0), jnp.asarray(4.0), jnp.asarray(-3e4), jnp.asarray(0.2))
+    rng = np.random.default_rng(2)
+    q, qd = jnp.asarray(rng.normal(size=11)), jnp.asarray(rng.normal(size=11))
+    ts = jnp.asarray([0.5, 1.999, 2.0, 3.0, 4.05, 4.1, 5.0])
+
+    def expected(t):
+        law = np.concatenate([pfbl(t, q, qd), np.zeros(3)]) if t < 2.0 else np.asarray(pd(t, q, qd))
+        s = min(max((t - 4.0) / 0.2, 0.0), 1.0)
+        return np.concatenate([law, [-3e4 * s**2 * (3 - 2 * s)]])
+
+    want = np.stack([expected(float(t)) for t in ts])
+    one = jax.jit(lambda t, q, qd: task(t, q, qd))
+    got = np.stack([np.asarray(one(t, q, qd)) for t in ts])
+    batched = np.asarray(jax.jit(jax.vmap(lambda t, q, qd: task(t, q, qd), in_axes=(0, None, None)))(ts, q, qd))
+    np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-9)
+    np.testing.assert_allclose(batched, want, rtol=1e-15, atol=1e-9)
+
+
 def test_pgc_scenario_energy_balance(tmp_path):
     """000-sim2, 0.1 s: E(0) − E(t) equals the Kelvin–Voigt dissipation ∫ q̇ᵀ D q̇ dt."""
     s = scenarios.load("000-sim2").run(t1=0.1, out_dir=tmp_path, n_save=401, return_trajectory=True)
