@@ -104,8 +104,11 @@ def _block_columns(blocks: Array, d_omega: Array, columns: tuple[int, ...]) -> A
 
 
 def _generators(blocks: Array, d_omega: Array, columns: tuple[int, ...] | None) -> Array:
+    """``T ∂_k Ω`` for every coordinate: :func:`_block_columns` where ``columns`` names them, else the product."""
     if columns is None:
         return _apply_blocks(blocks[..., None, :, :, :], d_omega)
+    if len(columns) != d_omega.shape[-2] or not all(0 <= c < 6 for c in columns):
+        raise ValueError(f"columns: expected {d_omega.shape[-2]} twist components in 0..5, got {columns!r}")
     return _block_columns(blocks, d_omega, columns)
 
 

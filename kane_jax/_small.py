@@ -284,3 +284,12 @@ def materialize(x: Array) -> Array:
         return x
     flat = x.reshape(-1)
     return jax.lax.optimization_barrier(jnp.concatenate([flat, flat[:1]]))[:-1].reshape(x.shape)
+
+
+def add_to_rows(r: int, every: Array, extra: Array, axis: int = 1) -> Array:
+    """``every`` with ``extra`` (``r`` rows along ``axis``) added to its first ``r`` rows along ``axis``."""
+    if extra.shape[axis] == every.shape[axis]:
+        return every + extra
+    head = jax.lax.slice_in_dim(every, 0, r, axis=axis)
+    tail = jax.lax.slice_in_dim(every, r, every.shape[axis], axis=axis)
+    return jnp.concatenate([head + extra, tail], axis=axis)

@@ -97,9 +97,14 @@ class AbstractSoftBody(AbstractBody):
     def element_rule(self) -> ElementRule:
         """Masses (and, for cross-sections, first and second moments) of the elements."""
 
+    def rotating_coordinates(self) -> int | None:
+        """How many leading coordinates can rotate the mass elements (static; the generators of the
+        others have ``ω = 0`` in every element's frame), or None: all (the default)."""
+        return None
+
     def jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, BodyMoments]:
         tip, elements = self.element_jets(q, qd)
-        return tip, moments(elements, self.element_rule(), qd)
+        return tip, moments(elements, self.element_rule(), qd, rotating=self.rotating_coordinates())
 
     def local_points(self, q: Config) -> Float[Array, "K 3"]:
         """Material points relative to the distal frame, ``p_k = R_hᵀ (g(q, s_k) − t_h)``."""

@@ -18,6 +18,7 @@ moments :func:`section_moments` writes in closed form as sums of rigid-body quan
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -25,7 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from .._jets import PoseJet, vee_rt
-from .._small import contract, cross, materialize, mm, mtm, mtv, mv, sum_small
+from .._small import add_to_rows, contract, cross, materialize, mm, mtm, mtv, mv, sum_small
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..lie import skew
 
@@ -138,15 +139,16 @@ def _trace(g: Array) -> Array:
     return g[..., 0, 0] + g[..., 1, 1] + g[..., 2, 2]
 
 
-def moments(el: Elements | PoseJet, rule: ElementRule, qd: Config | None) -> BodyMoments:
+def moments(el: Elements | PoseJet, rule: ElementRule, qd: Config | None, *,
+            rotating: int | None = None) -> BodyMoments:
     """The :class:`BodyMoments` of a body from the jets of its elements (see the module docstring).
 
     Rigid cross-sections given as body-frame pose jets (a batched :class:`PoseJet`) go through
     :func:`section_moments`; :class:`Elements` (points, or sections with ``∂R``) through the sums of
-    the affine fields, the oracle of the closed form.
+    the affine fields, the oracle of the closed form. ``rotating``: see :func:`section_moments`.
     """
     if isinstance(el, PoseJet):
-        return section_moments(el, rule, qd)
+        return section_moments(el, rule, qd, rotating=rotating)
     n = el.d_trans.shape[0]
     m = rule.mass
     sections = el.rot is not None
@@ -173,7 +175,8 @@ def moments(el: Elements | PoseJet, rule: ElementRule, qd: Config | None) -> Bod
                        curv_moment, curv_jac)
 
 
-def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> BodyMoments:
+def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None, *,
+                    rotating: int | None = None) -> BodyMoments:
     """The :class:`BodyMoments` of rigid cross-sections from their body-frame pose jets, in closed form.
 
     Section ``k`` (pose ``(R, t)`` in the distal frame, generators ``(ω_j, v_j)`` and curvature
@@ -191,17 +194,21 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> 
     loop of forward dynamics compiles into one XLA:CPU kernel; batched FD of a PCS rod within the
     run-to-run spread of the ``einsum`` form, 2026-11-26); ``gen`` and ``curv`` pass through
     :func:`~kane_jax._small.materialize`, whose boundary XLA computes once (batched FD of a PCS rod
-    2× faster, ``benchmarks/bench_soft_vs_soromox.py``, 2026-11-24).
+    2× faster, ``benchmarks/bench_soft_vs_soromox.py``, 2026-11-24). ``rotating = r`` (static) says
+    that only the first ``r`` generators rotate the sections (``ω_j = 0`` for ``j ≥ r``: a PCS rod's
+    stretch and shear coordinates): their ``ω`` terms are left out (the same sums without zero products).
     """
     rot, t = sections.rot, sections.trans
     m, c, s2 = rule.mass, rule.first.astype(t.dtype), rule.second.astype(t.dtype)
     gen = materialize(sections.gen)
-    w, v = gen[..., :3], gen[..., 3:]  # (K, n, 3)
+    r = gen.shape[1] if rotating is None else rotating
+    w, v = gen[:, :r, :3], gen[..., 3:]  # (K, r, 3), (K, n, 3)
+    rows = functools.partial(add_to_rows, r)
     tr = s2[:, 0, 0] + s2[:, 1, 1] + s2[:, 2, 2]
     inertia = tr[:, None, None] * jnp.eye(3, dtype=t.dtype)[None] - s2  # J about the section origin
     cb = c[:, None, :]
-    f = m[:, None, None] * v + cross(w, cb)  # (K, n, 3)
-    h = cross(cb, v) + mv(inertia[:, None], w)
+    f = rows(m[:, None, None] * v, cross(w, cb))  # (K, n, 3)
+    h = rows(cross(cb, v), mv(inertia[:, None], w))
     rc = mv(rot, c)
     rs = contract("kab,kbc->kac", rot, s2)
     # R S Rᵀ and the generators' second moments computed once, their sums over the sections as adds
@@ -219,11 +226,11 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> 
               + sum_small(rss, axis=0))
     # Σ w ∂_j p pᵀ = F tᵀ + (R v)(R c)ᵀ + [R ω]× R S Rᵀ
     cross_cols = jnp.swapaxes(cross(rw[..., None, :], jnp.swapaxes(rss, -1, -2)[:, None]), -1, -2)
-    jac_second = materialize(contract("kja,kb->jab", big_f, t) + contract("kja,kb->jab", rv, rc)
-                             + sum_small(cross_cols, axis=0))
-    gram = contract("kja,kla->jl", w, h) + contract("kja,kla->jl", v, f)
+    jac_second = materialize(rows(contract("kja,kb->jab", big_f, t) + contract("kja,kb->jab", rv, rc),
+                                  sum_small(cross_cols, axis=0), axis=0))
+    gram = rows(contract("kja,kla->jl", v, f), contract("kja,kla->jl", w, h), axis=0)
     dtype = t.dtype
-    n = w.shape[1]
+    n = v.shape[1]
     if qd is None:
         zero = jnp.zeros((3,), dtype)
         gyro, curv_first, curv_moment, curv_jac = jnp.zeros((n, 3), dtype), zero, zero, jnp.zeros((n,), dtype)
@@ -236,12 +243,12 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> 
         # parts computed as separate outputs need 30.8k; its compile 2.7–2.8 → 2.4–2.5 s; one FD in a
         # loop 7.3 → 6.9 µs; jacfwd / jacrev of ID and FD of two PCS rods compile 10.5–10.8 → 9.7–9.8 s
         # and 20.8–22.7 → 18.9–19.2 s; batched FD within the spread: pinned, alternating, 2026-11-29)
-        om, nu = contract("kja,j->ka", w, qd), contract("kja,j->ka", v, qd)  # (K, 3)
+        om, nu = contract("kja,j->ka", w, qd[:r]), contract("kja,j->ka", v, qd)  # (K, 3)
         om, nu = materialize(om), materialize(nu)
         curv = materialize(sections.curv)
         cw, cv = curv[:, :3], curv[:, 3:]
         om_b = om[:, None]
-        local = materialize(cross(f, nu[:, None]) + cross(v, cross(om_b, cb)) + mv(s2[:, None], cross(w, om_b)))
+        local = materialize(rows(cross(f, nu[:, None]) + cross(v, cross(om_b, cb)), mv(s2[:, None], cross(w, om_b))))
         gyro = contract("kab,kjb->ja", rot, local)
         e = m[:, None] * cv + cross(cw, c) + cross(om, cross(om, c))
         eta = cross(c, cv) + mv(inertia, cw) + cross(om, mv(inertia, om))
@@ -249,7 +256,7 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None) -> 
         re = materialize(contract("kab,kb->ka", rot, e))
         curv_first = jnp.sum(re, axis=0)
         curv_moment = jnp.sum(cross(t, re), axis=0) + contract("kab,kb->a", rot, eta)
-        curv_jac = contract("kja,ka->j", v, e) + contract("kja,ka->j", w, eta)
+        curv_jac = rows(contract("kja,ka->j", v, e), contract("kja,ka->j", w, eta), axis=0)
     return BodyMoments(jnp.sum(m), jnp.sum(m[:, None] * t + rc, axis=0), second, jnp.sum(big_f, axis=0), jac_second,
                        gram, gyro, curv_first, curv_moment, curv_jac)
 

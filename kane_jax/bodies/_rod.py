@@ -239,6 +239,15 @@ class AbstractExponentialRod(AbstractRod):
         of the right Jacobian. None (the default): ``∂Ω/∂q`` is general."""
         return None
 
+    def rotating_coordinates(self) -> int | None:
+        """With ``twist_columns`` (the ``"se3"`` jets) ordered rotations first: the coordinates that move
+        a rotation component; a translation's generator ``T e_c = (0, A e_{c−3})`` has ``ω = 0``."""
+        cols = self.twist_columns() if self.twist_form == "se3" else None
+        if cols is None:
+            return None
+        r = sum(c < 3 for c in cols)
+        return r if r and all(c < 3 for c in cols[:r]) else None  # (no rotation at all: the general path)
+
     def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
         g = se3_exp(sigma * self.arc_twist(q))
         return g[:3, :3], g[:3, 3]

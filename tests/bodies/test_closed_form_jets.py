@@ -191,3 +191,5 @@ def test_generators_as_columns_equal_the_general_product(scale):
         flops = [p.lower(xi, d).compile().cost_analysis() for p in (sparse, general)]
         flops = [(f[0] if isinstance(f, list) else f)["flops"] for f in flops]
         assert flops[0] < 0.9 * flops[1], flops
+    with pytest.raises(ValueError, match="columns"):
+        exp_jet(xi, d, qd, columns=columns[:-1])
