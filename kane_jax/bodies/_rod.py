@@ -240,9 +240,11 @@ class AbstractExponentialRod(AbstractRod):
         return None
 
     def rotating_coordinates(self) -> int | None:
-        """With ``twist_columns`` (the ``"se3"`` jets) ordered rotations first: the coordinates that move
-        a rotation component; a translation's generator ``T e_c = (0, A e_{c−3})`` has ``ω = 0``."""
-        cols = self.twist_columns() if self.twist_form == "se3" else None
+        """With ``twist_columns`` ordered rotations first: the coordinates that move a rotation
+        component. A translation's generator has ``ω = 0`` in both forms that take the columns: the
+        ``"se3"`` one (``T e_c = (0, A e_{c−3})``) and the ``"bending"`` one (``η = ℓ e_4`` gives
+        ``k = m = 0`` in :func:`~kane_jax._exp_jets.bending_exp_jet`'s rate)."""
+        cols = self.twist_columns() if self.twist_form in ("se3", "bending") else None
         if cols is None:
             return None
         r = sum(c < 3 for c in cols)
