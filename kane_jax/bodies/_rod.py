@@ -236,15 +236,17 @@ class AbstractExponentialRod(AbstractRod):
     def twist_columns(self) -> tuple[int, ...] | None:
         """The component of ``Ω`` that each coordinate moves, when each moves one (``∂Ω/∂q_k`` a
         multiple of ``e_{c_k}``; static): the ``"se3"`` jets then take their generators as columns
-        of the right Jacobian. None (the default): ``∂Ω/∂q`` is general."""
+        of the right Jacobian, and the section moments leave out the rotation terms of the
+        coordinates that only translate (:meth:`rotating_coordinates`). None (the default): general."""
         return None
 
     def rotating_coordinates(self) -> int | None:
         """With ``twist_columns`` ordered rotations first: the coordinates that move a rotation
-        component. A translation's generator has ``ω = 0`` in both forms that take the columns: the
-        ``"se3"`` one (``T e_c = (0, A e_{c−3})``) and the ``"bending"`` one (``η = ℓ e_4`` gives
-        ``k = m = 0`` in :func:`~kane_jax._exp_jets.bending_exp_jet`'s rate)."""
-        cols = self.twist_columns() if self.twist_form in ("se3", "bending") else None
+        component. A translation's generator has ``ω = 0`` in every closed form:
+        ``T e_c = (0, A e_{c−3})`` (``"se3"``), ``η = ℓ e_4`` gives ``k = m = 0`` in
+        :func:`~kane_jax._exp_jets.bending_exp_jet`'s rate and ``η_θ = 0`` in
+        :func:`~kane_jax._exp_jets.planar_exp_jet`'s."""
+        cols = self.twist_columns()
         if cols is None:
             return None
         r = sum(c < 3 for c in cols)

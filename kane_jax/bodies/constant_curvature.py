@@ -81,6 +81,10 @@ class PlanarConstantCurvature(AbstractExponentialRod):
         z = jnp.zeros_like(theta)
         return jnp.stack([z, z, theta, ell + z, z, z])
 
+    def twist_columns(self) -> tuple[int, ...]:
+        """``θ = q₀`` and ``ℓ = L (1 + q₁)``: components 2 and 3 of the twist."""
+        return (2, 3) if self.elongation else (2,)
+
 
 @construction_jit("elongation", "order", "n_radial", "n_angular")
 def _constants(length, radius, density, youngs, eta, *, elongation: bool, order: int, n_radial: int, n_angular: int):

@@ -116,6 +116,10 @@ class SpatialConstantCurvature(AbstractExponentialRod):
         z = jnp.zeros_like(theta_y)
         return jnp.stack([z, theta_y, theta_z, ell + z, z, z])
 
+    def twist_columns(self) -> tuple[int, ...]:
+        """``θ_y = q₀``, ``θ_z = q₁`` and ``ℓ = L + q₂``: components 1, 2 and 3 of the twist."""
+        return (1, 2, 3) if self.elongation else (1, 2)
+
 
 @construction_jit("elongation", "order", "n_radial", "n_angular")
 def _constants(length, radius, density, youngs, eta, *, elongation: bool, order: int, n_radial: int, n_angular: int):

@@ -85,17 +85,25 @@ def test_section_moments_smooth_at_rest():
     np.testing.assert_allclose(h, h.T, rtol=1e-10, atol=1e-10)
 
 
-@pytest.mark.parametrize("strains, rotating", [(None, 3), (("twist", "stretch", "shear_y"), 1),
-                                               (("bend_z", "shear_z"), 1), (("stretch", "shear_y"), None),
-                                               (("bend_y", "stretch"), 1), (("bend_y", "bend_z", "stretch"), 2)])
+def _pcs(*strains):
+    return lambda: kj.CosseratPCS(length=0.15, radius=0.01, n_radial=2, n_angular=5,
+                                  **({"strains": strains} if strains else {}))
+
+
+@pytest.mark.parametrize("make, rotating", [
+    (_pcs(), 3), (_pcs("twist", "stretch", "shear_y"), 1), (_pcs("bend_z", "shear_z"), 1),
+    (_pcs("stretch", "shear_y"), None), (_pcs("bend_y", "stretch"), 1), (_pcs("bend_y", "bend_z", "stretch"), 2),
+    (lambda: kj.SpatialConstantCurvature(length=0.2, radius=0.02, elongation=True), 2),
+    (lambda: kj.PlanarConstantCurvature(length=0.2, radius=0.02, elongation=True), 1),
+    (lambda: kj.GodageSection(length=0.2, radius=0.02), None)], ids=lambda x: None if callable(x) else str(x))
 @pytest.mark.parametrize("with_velocity", [True, False])
-def test_translating_generators_left_out_give_the_same_moments(strains, rotating, with_velocity):
-    """A PCS rod's moments with the ω terms of its stretch and shear generators left out
-    (``rotating_coordinates``, the body's own path) against :func:`section_moments` of the same
-    jets with every term: equal to 1e-15 of each moment's largest entry (the products left out are
-    exact zeros), for the SE(3) and the bending closed forms; a rod without rotation keeps every term."""
-    rod = kj.CosseratPCS(length=0.15, radius=0.01, n_radial=2, n_angular=5,
-                         **({} if strains is None else {"strains": strains}))
+def test_translating_generators_left_out_give_the_same_moments(make, rotating, with_velocity):
+    """A rod's moments with the ω terms of its translating generators left out (PCS stretch and
+    shear, CC elongation: ``rotating_coordinates``, the body's own path) against
+    :func:`section_moments` of the same jets with every term: equal to 1e-15 of each moment's
+    largest entry (the products left out are exact zeros), in the SE(3), bending and planar closed
+    forms; a rod without rotation, and Godage's (lengths move every component), keep every term."""
+    rod = make()
     assert rod.rotating_coordinates() == rotating
     q, qd = _state(rod, "generic")
     qd = qd if with_velocity else None
