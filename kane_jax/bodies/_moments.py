@@ -73,10 +73,12 @@ class ElementRule(NamedTuple):
 
 
 def section_rule(offsets: Float[Array, "K M 2"], weights: Float[Array, "K M"]) -> ElementRule:
-    """Constants of rigid cross-sections from their points ``s = (0, y, z)`` and masses."""
-    s = jnp.concatenate([jnp.zeros_like(offsets[..., :1]), offsets], axis=-1)
-    return ElementRule(jnp.sum(weights, axis=1), contract("km,kma->ka", weights, s),
-                       contract("km,kma,kmb->kab", weights, s, s))
+    """Constants of rigid cross-sections from their points ``s = (0, y, z)`` and masses (sums over
+    ``y, z`` only, the zero ``x`` row and column placed after: recomputed in every FD of a loop)."""
+    first = contract("km,kma->ka", weights, offsets)
+    second = contract("km,kma,kmb->kab", weights, offsets, offsets)
+    return ElementRule(jnp.sum(weights, axis=1), jnp.pad(first, ((0, 0), (1, 0))),
+                       jnp.pad(second, ((0, 0), (1, 0), (1, 0))))
 
 
 def jet(fn: Callable[[Config], object], q: Config, qd: Config | None):
