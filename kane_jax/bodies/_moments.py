@@ -73,8 +73,7 @@ class ElementRule(NamedTuple):
 
 
 def section_rule(offsets: Float[Array, "K M 2"], weights: Float[Array, "K M"]) -> ElementRule:
-    """Constants of rigid cross-sections from their points ``s = (0, y, z)`` and masses (sums over
-    ``y, z`` only, the zero ``x`` row and column placed after: recomputed in every FD of a loop)."""
+    """Constants of rigid cross-sections from their points ``s = (0, y, z)`` and masses (``x``'s zeros padded)."""
     first = contract("km,kma->ka", weights, offsets)
     second = contract("km,kma,kmb->kab", weights, offsets, offsets)
     return ElementRule(jnp.sum(weights, axis=1), jnp.pad(first, ((0, 0), (1, 0))),
@@ -196,9 +195,8 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None, *,
     loop of forward dynamics compiles into one XLA:CPU kernel; batched FD of a PCS rod within the
     run-to-run spread of the ``einsum`` form, 2026-11-26); ``gen`` and ``curv`` pass through
     :func:`~kane_jax._small.materialize`, whose boundary XLA computes once (batched FD of a PCS rod
-    2× faster, ``benchmarks/bench_soft_vs_soromox.py``, 2026-11-24). ``rotating = r`` (static) says
-    that only the first ``r`` generators rotate the sections (``ω_j = 0`` for ``j ≥ r``: a PCS rod's
-    stretch and shear coordinates): their ``ω`` terms are left out (the same sums without zero products).
+    2× faster, 2026-11-24). ``rotating = r`` (static): ``ω_j = 0`` for ``j ≥ r`` (a PCS rod's stretch
+    and shear), whose ``ω`` terms are left out (the same sums without zero products).
     """
     rot, t = sections.rot, sections.trans
     m, c, s2 = rule.mass, rule.first.astype(t.dtype), rule.second.astype(t.dtype)
