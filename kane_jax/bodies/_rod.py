@@ -237,7 +237,8 @@ class AbstractExponentialRod(AbstractRod):
         """The component of ``Ω`` that each coordinate moves, when each moves one (``∂Ω/∂q_k`` a
         multiple of ``e_{c_k}``; static): the ``"se3"`` jets then take their generators as columns
         of the right Jacobian, and the section moments leave out the rotation terms of the
-        coordinates that only translate (:meth:`rotating_coordinates`). None (the default): general."""
+        coordinates that only translate (:meth:`rotating_coordinates`). None (the default): general.
+        A subclass that changes :meth:`arc_twist` must keep this true, or return None."""
         return None
 
     def rotating_coordinates(self) -> int | None:
