@@ -60,6 +60,12 @@ def parse_args(name: str, argv: Sequence[str] | None = None, extra: Callable | N
     return args
 
 
+def results_name(name: str, args: argparse.Namespace) -> str:
+    """The results file's name: ``name`` with the XLA-flag options the run was given (``--no-fusion-emitters``,
+    ``--recommended-flags``), so runs under different flags do not overwrite each other."""
+    return (name + ("_no_fusion_emitters" if args.no_fusion_emitters else "")
+            + ("_recommended_flags" if args.recommended_flags else ""))
+
 def setup_jax(x64: bool = True):
     """Import JAX and enable float64 (benchmarks set it themselves; the library never does)."""
     import jax

@@ -54,7 +54,7 @@ def main(argv=None) -> int:
         plan = [(dt, [int(b) for b in args.batches.split(",")]) for dt in dict.fromkeys(dt for dt, _ in plan)]
     dtypes = list(dict.fromkeys(dt for dt, _ in plan))
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
-    name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "") + ("_recommended_flags" if args.recommended_flags else "")
+    name = C.results_name(NAME, args)
     rep = C.Report(name, args, C.conditions(dtypes, ["mujoco", "mujoco-mjx", "soromox"]),
                    f"Batched throughput on {dev.platform} ({dev.device_kind}); jit(vmap(f)) over B random states.")
 

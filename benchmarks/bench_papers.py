@@ -47,7 +47,7 @@ def main(argv=None) -> int:
 
     quick = args.quick
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
-    name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "") + ("_recommended_flags" if args.recommended_flags else "")
+    name = C.results_name(NAME, args)
     rep = C.Report(name, args, C.conditions("float64"),
                    "Godage arm: paper 004 experiment 1, 10 s, kj.simulate (Tsit5 adaptive, rtol 1e-6, atol 1e-8); "
                    "second-order ID: kj.inverse_dynamics_derivatives(order=2); VSA: "

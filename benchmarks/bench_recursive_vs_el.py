@@ -34,7 +34,7 @@ def main(argv=None) -> int:
 
     sizes = [1] if args.quick else [n for n in (1, 2, 4, 8, 16, 32) if n <= args.max_n]
     tkw = dict(repeats=args.repeats, min_time=0.005 if args.quick else 0.05)
-    name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "") + ("_recommended_flags" if args.recommended_flags else "")
+    name = C.results_name(NAME, args)
     rep = C.Report(name, args, C.conditions("float64"),
                    "Inverse dynamics of N identical planar constant-curvature segments (fixed joints, 1 bending "
                    "coordinate each, 40 mass points each), one state per call, both jitted.")

@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     algos = ["ID"] if quick else ["ID", "M", "FD"]
     min_time = 0.005 if quick else 0.05
     tkw = dict(repeats=args.repeats, min_time=min_time)
-    name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "") + ("_recommended_flags" if args.recommended_flags else "")
+    name = C.results_name(NAME, args)
     rep = C.Report(name, args, C.conditions(dtypes, ["pin", "mujoco"]),
                    "Same 7-DoF arm in kane_jax, Pinocchio (model built in code) and MuJoCo (MJCF). "
                    "Speed-up column: peer time / kane_jax time (> 1: kane_jax faster). Pinocchio and MuJoCo "

@@ -51,7 +51,7 @@ def main(argv=None) -> int:
     if args.el_sizes is not None:
         el_sizes = [int(x) for x in args.el_sizes.split(",") if x]
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
-    name = NAME + ("_no_fusion_emitters" if args.no_fusion_emitters else "") + ("_recommended_flags" if args.recommended_flags else "")
+    name = C.results_name(NAME, args)
     rep = C.Report(name, args, C.conditions("float64"),
                    "One state per call; the chain is a jit argument (array leaves), so parameters can change "
                    "without recompiling. Identical modules form one group evaluated by one vmap; the "

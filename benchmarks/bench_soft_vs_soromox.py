@@ -123,7 +123,7 @@ def main(argv=None) -> int:
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
     skw = dict(repeats=1 if quick else 2, min_time=0.0)
     model = SIX_STRAINS if args.six_strains else dict(select=SELECT, eta_s=ETA_S)
-    name = NAME + ("_six_strains" if args.six_strains else "") + ("_no_fusion_emitters" if args.no_fusion_emitters else "") + ("_recommended_flags" if args.recommended_flags else "")
+    name = C.results_name(NAME + ("_six_strains" if args.six_strains else ""), args)
     rep = C.Report(name, args, C.conditions("float64", ["soromox", "diffrax"]),
                    f"SoRoMoX PCS robot (L = {LENGTH} m, r = {RADIUS} m, ρ = {DENSITY} kg/m³, E = {YOUNG:g} Pa, "
                    f"ν = {POISSON}, η_s = {model['eta_s']} Pa·s per segment; gravity {GRAVITY}; "

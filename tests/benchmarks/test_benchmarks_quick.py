@@ -70,10 +70,12 @@ def test_recommended_flags_option_sets_both_flags(monkeypatch):
     2.7x slower, 2026-11-29); a flag the caller set is kept."""
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")
     common = _load("_common")
-    common.parse_args("x", ["--recommended-flags"])
+    args = common.parse_args("x", ["--recommended-flags"])
+    assert common.results_name("x", args) == "x_recommended_flags"  # its results file apart
     flags = os.environ["XLA_FLAGS"].split()
     assert "--xla_cpu_enable_fast_math=false" in flags
     assert all(f in flags for f in RECOMMENDED_CPU_FLAGS), flags
     monkeypatch.setenv("XLA_FLAGS", "")
-    common.parse_args("x", ["--no-fusion-emitters"])
+    args = common.parse_args("x", ["--no-fusion-emitters"])
     assert os.environ["XLA_FLAGS"].split() == [common.FUSION_FLAG]
+    assert common.results_name("x", args) == "x_no_fusion_emitters"
