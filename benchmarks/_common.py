@@ -66,6 +66,7 @@ def results_name(name: str, args: argparse.Namespace) -> str:
     return (name + ("_no_fusion_emitters" if args.no_fusion_emitters else "")
             + ("_recommended_flags" if args.recommended_flags else ""))
 
+
 def setup_jax(x64: bool = True):
     """Import JAX and enable float64 (benchmarks set it themselves; the library never does)."""
     import jax
