@@ -7,9 +7,10 @@ primitives, reduced FEM, learned kinematics), the pose of the distal frame is bu
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
-from .._types import Pose, Vec3
+from .._types import Array, Pose, Vec3
 from ..lie import make_pose
 
 
@@ -35,10 +36,29 @@ def frame_from_points(p0: Vec3, p1: Vec3, p2: Vec3) -> Pose:
     for name, p in (("p0", p0), ("p1", p1), ("p2", p2)):
         if jnp.shape(p) != (3,):
             raise ValueError(f"`{name}` must have shape (3,), got shape {jnp.shape(p)}.")
-    ey = p1 - p0
-    ey = ey / jnp.linalg.norm(ey)
+    ey, _ = _unit(p1 - p0)
     v = p2 - p0
-    ez = v - (v @ ey) * ey
-    ez = ez / jnp.linalg.norm(ez)
+    ez, _ = _unit(v - (v @ ey) * ey)
     ex = jnp.cross(ey, ez)
     return make_pose(jnp.stack([ex, ey, ez], axis=1), p0)
+
+
+@jax.custom_jvp
+def _unit(v: Vec3) -> tuple[Vec3, Array]:
+    """``u = v / |v|`` and ``r = 1 / |v|``, with the JVP ``du = r (dv − u (u·dv))``, ``dr = −r² (u·dv)``.
+
+    The rule is written in ``u`` and ``r`` themselves, so every higher derivative (the distal frame
+    of an LVP body is differentiated to fourth order in the tests' q-Hessians) reuses them instead of
+    differentiating the square root and the quotient again: the two normalizations took 5.5k of the
+    58.0k optimized HLO instructions of an LVP body's ID/M/FD Hessian program (55.0k with the rule).
+    """
+    r = 1 / jnp.sqrt(jnp.sum(v * v))  # no dot: XLA:CPU lays out batched dots by copies
+    return v * r, r
+
+
+@_unit.defjvp
+def _unit_jvp(primals, tangents):
+    (v,), (dv,) = primals, tangents
+    u, r = _unit(v)
+    along = jnp.sum(u * dv)
+    return (u, r), (r * (dv - u * along), -r * r * along)

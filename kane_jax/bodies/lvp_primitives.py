@@ -40,6 +40,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.custom_derivatives import SymbolicZero
 
 from .._small import det3
 from .._types import Array, Float, Vec3
@@ -66,6 +67,39 @@ def _powers(x: Array, n: int) -> list[Array]:
     for _ in range(n - 1):
         out.append(out[-1] * x)
     return out
+
+
+@jax.custom_jvp
+def _section_offset(lam: Array, kappa: Array, y: Array) -> tuple[Array, Array]:
+    """:class:`Bend`'s fibre offset ``η = 2y / (λ + s)``, ``s = √(λ² − 2κy)``, and ``s``.
+
+    ``η`` is the root of ``κη²/2 − λη + y = 0`` that vanishes with ``y`` (``λ − κη = s``), so its
+    derivative is implicit: ``dη = (η²/2 dκ − η dλ + dy) / s`` and ``ds = (λ dλ − y dκ − κ dy) / s``.
+    That rule is the JVP (and, through itself, every higher derivative): the tests' q-Hessians
+    differentiate ``η`` to fourth order, where autodiff of the square root and the quotient took 7.3k
+    of the 62.2k optimized HLO instructions of an LVP body's ID/M/FD Hessian program (4.1k with the rule).
+    """
+    s = jnp.sqrt(lam**2 - 2 * kappa * y)
+    return 2 * y / (lam + s), s
+
+
+def _section_offset_jvp(primals, tangents):
+    lam, kappa, y = primals
+    eta, s = _section_offset(lam, kappa, y)
+    # zero tangents left out (symbolic_zeros): y does not move with q, λ and κ not with the lateral
+    # coordinate; XLA keeps a float product with a zero (NaN semantics), so instantiated zeros would stay
+    deta, ds = [], []
+    for d, a, b in zip(tangents, (-eta, 0.5 * eta * eta, 1.0), (lam, -y, -kappa)):
+        if not isinstance(d, SymbolicZero):
+            deta.append(a * d)
+            ds.append(b * d)
+    if not deta:
+        return (eta, s), (jnp.zeros_like(eta), jnp.zeros_like(s))
+    inv = 1 / s
+    return (eta, s), (sum(deta[1:], deta[0]) * inv, sum(ds[1:], ds[0]) * inv)
+
+
+_section_offset.defjvp(_section_offset_jvp, symbolic_zeros=True)
 
 
 class AbstractPrimitive(eqx.Module):
@@ -169,8 +203,7 @@ class Bend(AbstractPrimitive):
         n = jnp.stack([-jnp.sin(theta), jnp.cos(theta)])
         lam_c = (dc[0] * t[0] + dc[1] * t[1]) / length  # c'(x)·t, 1 up to the backbone quadrature error
         kappa = dtheta / length
-        y = x[lat]
-        eta = 2 * y / (lam_c + jnp.sqrt(lam_c**2 - 2 * kappa * y))
+        eta, _ = _section_offset(lam_c, kappa, x[lat])
         p = c + eta * n
         if lat == 1:
             return jnp.stack([p[0], p[1], x[2]])

@@ -50,6 +50,48 @@ def test_frame_from_points(rng):
         kj.frame_from_points(p0, p1[:2], p2)
 
 
+def _offset_formula(x):
+    lam, kappa, y = x
+    s = jnp.sqrt(lam**2 - 2 * kappa * y)
+    return jnp.stack([2 * y / (lam + s), s])
+
+
+@pytest.mark.parametrize("case", ["offset", "offset at rest", "unit"])
+def test_implicit_jvps_equal_autodiff_of_the_formulas(case, rng):
+    # Bend's fibre offset and frame_from_points' normalization carry JVP rules written in their own
+    # outputs (every higher derivative reuses them); oracle: autodiff of the plain formulas, four
+    # nested forward orders and a reverse-over-forward Hessian, at a bent state and at rest (y = κ = 0)
+    from kane_jax.bodies.frames import _unit
+    from kane_jax.bodies.lvp_primitives import _section_offset
+
+    if case == "unit":
+        def new(x):
+            u, r = _unit(x)
+            return jnp.concatenate([u, r[None]])
+
+        def ref(x):
+            return jnp.concatenate([x / jnp.linalg.norm(x), 1 / jnp.linalg.norm(x)[None]])
+
+        x0 = jnp.asarray(rng.normal(size=3))
+    else:
+        def new(x):
+            return jnp.stack(_section_offset(x[0], x[1], x[2]))
+
+        ref = _offset_formula
+        x0 = jnp.array([1.0, 0.0, 0.0]) if case == "offset at rest" else jnp.array([1.02, 2.5, 0.015])
+    d_new, d_ref = new, ref
+    for order in range(1, 5):
+        d_new, d_ref = jax.jacfwd(d_new), jax.jacfwd(d_ref)
+        want = np.asarray(d_ref(x0))
+        got = np.asarray(d_new(x0))
+        assert np.all(np.isfinite(got)), f"order {order} not finite"
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * max(1.0, np.abs(want).max()),
+                                   err_msg=f"order {order}")
+    hess = np.asarray(jax.jacrev(jax.jacfwd(lambda x: new(x)[0]))(x0))
+    want = np.asarray(jax.hessian(lambda x: ref(x)[0])(x0))
+    np.testing.assert_allclose(hess, want, rtol=0, atol=1e-12 * max(1.0, np.abs(want).max()))
+
+
 def test_tips_of_single_primitives():
     a = 0.8
 
