@@ -42,7 +42,13 @@ def series_in_sq(theta2: Array, exact, coeffs, threshold: float = SERIES_BELOW) 
     derivatives (a Hessian of a soft body's dynamics differentiates these four times) trace one
     shorter series per order instead of differentiating every term of the series again at every
     order. Measured on the dynamics Hessian of two planar CC segments (2026-11-24, with the inline
-    entry points of ``_dispatch``): 123,509 → 115,056 lines of optimized HLO.
+    entry points of ``_dispatch``): 123,509 → 115,056 lines of optimized HLO. Each order's value is
+    materialized (``_small.materialize``): XLA:CPU otherwise fuses the Horner chain into every kernel
+    that reads it — 185 chains of 13 terms survived in the variable-radius body's dynamics Hessian,
+    most of them scalar copies of the same few. Materialized (2026-11-30, tests' flags): that program
+    65.2k → 52.5k optimized instructions, its compile 15.4 / 15.4 → 13.4 / 13.5 s; two planar CC
+    segments' 45.7k → 43.9k, 12.2 / 13.3 → 11.9 / 11.9 s; rods' FD the same numbers bit for bit, run
+    time within the spread.
     """
     return _analytic_in_sq(exact, tuple(float(c) for c in coeffs), threshold)(theta2)
 
@@ -63,7 +69,7 @@ def _analytic_in_sq(exact, coeffs: tuple, threshold: float):
     def f(theta2):
         small = theta2 < threshold
         safe = jnp.where(small, jnp.full_like(theta2, threshold), theta2)
-        return jnp.where(small, _horner(coeffs, theta2), exact(safe))
+        return materialize(jnp.where(small, _horner(coeffs, theta2), exact(safe)))
 
     @f.defjvp
     def f_jvp(primals, tangents):
@@ -112,7 +118,7 @@ def _analytic_stack(exact, rows: tuple, threshold: float):
         small = theta2 < threshold
         safe = jnp.where(small, jnp.full_like(theta2, threshold), theta2)
         stacked = jnp.broadcast_to(theta2, (len(rows),) + theta2.shape)
-        return jnp.where(small[None], _horner_stack(coeffs, stacked), exact(safe))
+        return materialize(jnp.where(small[None], _horner_stack(coeffs, stacked), exact(safe)))
 
     @f.defjvp
     def f_jvp(primals, tangents):
