@@ -16,6 +16,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from ._exp_poses import bending_pose, planar_pose
 from ._jets import PoseJet, compose
 from ._series import right_jacobian_coefficients
 from ._small import cross, materialize, sum_small
@@ -242,14 +243,9 @@ def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     Returns:
         As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
     """
-    th, vx, vy = omega[..., 2], omega[..., 3], omega[..., 4]
     (a, b, _), gen, curv = _generators_and_curvature(_planar_rate, _planar_coefficients, omega, d_omega, qd,
                                                      curvature=_planar_curvature)
-    co, si, tb = 1 - b * th * th, a * th, th * b
-    z, one = jnp.zeros_like(th), jnp.ones_like(th)
-    rot = jnp.stack([jnp.stack([co, -si, z], -1), jnp.stack([si, co, z], -1), jnp.stack([z, z, one], -1)], -2)
-    trans = jnp.stack([a * vx - tb * vy, tb * vx + a * vy, z], -1)
-    return PoseJet(rot, trans, gen, curv)
+    return PoseJet(*planar_pose(omega, a, b), gen, curv)
 
 
 def _bending_coefficients(omega: Array) -> tuple[Array, Array, Array]:
@@ -287,11 +283,5 @@ def bending_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     Returns:
         As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
     """
-    p, r, ell = omega[..., 1], omega[..., 2], omega[..., 3]
     (a, b, _), gen, curv = _generators_and_curvature(_bending_rate, _bending_coefficients, omega, d_omega, qd)
-    ap, ar, bp, br = a * p, a * r, b * p, b * r
-    rot = jnp.stack([jnp.stack([1 - b * (p * p + r * r), -ar, ap], -1),
-                     jnp.stack([ar, 1 - br * r, bp * r], -1),
-                     jnp.stack([-ap, bp * r, 1 - bp * p], -1)], -2)
-    trans = jnp.stack([ell * a, ell * br, -ell * bp], -1)
-    return PoseJet(rot, trans, gen, curv)
+    return PoseJet(*bending_pose(omega, a, b), gen, curv)

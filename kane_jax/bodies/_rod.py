@@ -20,9 +20,9 @@ import numpy as np
 
 from .. import _checks
 from .._exp_jets import bending_exp_jet, exp_jet, planar_exp_jet
+from .._exp_poses import exp_pose
 from .._jets import PoseJet
 from .._types import Array, Config, Float, Mat3, Pose, Vec3
-from ..lie import se3_exp
 from ._base import AbstractLinearElastic, AbstractSoftBody
 from ._moments import ElementRule, section_rule
 from .quadrature import construction_jit, disk_rule, gauss_legendre
@@ -254,16 +254,16 @@ class AbstractExponentialRod(AbstractRod):
         return r if r and all(c < 3 for c in cols[:r]) else None  # (no rotation at all: the general path)
 
     def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:
-        g = se3_exp(sigma * self.arc_twist(q))
+        g = exp_pose(self.twist_form, sigma * self.arc_twist(q))
         return g[:3, :3], g[:3, 3]
 
     def tip(self, q: Config) -> Pose:
-        return se3_exp(self.arc_twist(q))
+        return exp_pose(self.twist_form, self.arc_twist(q))
 
     def frames_and_tip(self, q: Config) -> tuple[Float[Array, "K 3 3"], Float[Array, "K 3"], Pose]:
         omega = self.arc_twist(q)
-        g = se3_exp(self.arc_nodes().astype(omega.dtype)[:, None] * omega[None])
-        return g[:, :3, :3], g[:, :3, 3], se3_exp(omega)
+        g = exp_pose(self.twist_form, self.arc_nodes().astype(omega.dtype)[:, None] * omega[None])
+        return g[:, :3, :3], g[:, :3, 3], exp_pose(self.twist_form, omega)
 
     def element_jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, PoseJet]:
         omega = self.arc_twist(q)

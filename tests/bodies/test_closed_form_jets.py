@@ -151,6 +151,34 @@ def test_bending_exp_jet_is_the_se3_jet(theta):
     _assert_same_jets(bending_exp_jet, (1, 2, 3), p, d, qd)
 
 
+@pytest.mark.parametrize("form", ["planar", "bending"])
+@pytest.mark.parametrize("theta", [0.0, 1e-9, 0.3, 1.5, 3.0, -6.0])
+def test_exp_pose_is_se3_exp(form, theta):
+    # The rods' frames at any arc length (tendon routing points, the tip) through the closed forms:
+    # the pose and its first and second derivatives in the form's components against se3_exp, 1e-14
+    from kane_jax._exp_poses import exp_pose
+    from kane_jax.lie import se3_exp
+
+    rng = np.random.default_rng(2)
+    comps = [2, 3, 4] if form == "planar" else [1, 2, 3]
+    x = np.zeros(6)
+    x[comps] = rng.normal(size=3)
+    rotation = comps[:1] if form == "planar" else comps[:2]  # the rotation vector's components
+    x[rotation] *= theta / np.linalg.norm(x[rotation])
+    x = jnp.asarray(x)
+
+    def restricted(f):
+        return lambda y: f(x.at[jnp.asarray(comps)].set(y))
+
+    y0 = x[jnp.asarray(comps)]
+    for op in (lambda f: f, jax.jacfwd, lambda f: jax.jacfwd(jax.jacrev(f))):
+        got = np.asarray(op(restricted(functools.partial(exp_pose, form)))(y0))
+        want = np.asarray(op(restricted(se3_exp))(y0))
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-14 * max(1.0, np.abs(want).max()))
+    with pytest.raises(ValueError, match="form"):
+        exp_pose("twist", x)
+
+
 @pytest.mark.parametrize("scale", [0.0, 1e-4, 1.0, 3.0])
 def test_right_jacobian_blocks_equal_the_ad_series(scale):
     """``_exp_jets._right_jacobian_blocks`` (the 3×3 blocks ``[[A, 0], [Q, A]]`` that ``exp_jet``
