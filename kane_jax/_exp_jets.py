@@ -16,12 +16,12 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from ._exp_poses import bending_pose, planar_pose
+from ._exp_poses import bending_coefficients, bending_pose, planar_coefficients, planar_pose
 from ._jets import PoseJet, compose
 from ._series import right_jacobian_coefficients
 from ._small import cross, materialize, sum_small
 from ._types import Array, Config
-from .lie import rotvec_coefficients, se3_exp, skew
+from .lie import se3_exp, skew
 
 
 def _se3_curvature(vel: Array, dvel: Array) -> Array:
@@ -204,10 +204,6 @@ def product_jets(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Arra
     return tip, sections
 
 
-def _planar_coefficients(omega: Array) -> tuple[Array, Array, Array]:
-    return rotvec_coefficients(omega[..., 2] * omega[..., 2])
-
-
 def _planar_curvature(vel: Array, dvel: Array) -> Array:
     """:func:`_se3_curvature` with ``ω = (0, 0, θ̇)``: ``ω × ν = (−θ̇ ν_y, θ̇ ν_x, 0)``."""
     w = vel[..., 2]
@@ -243,13 +239,9 @@ def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     Returns:
         As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
     """
-    (a, b, _), gen, curv = _generators_and_curvature(_planar_rate, _planar_coefficients, omega, d_omega, qd,
+    (a, b, _), gen, curv = _generators_and_curvature(_planar_rate, planar_coefficients, omega, d_omega, qd,
                                                      curvature=_planar_curvature)
     return PoseJet(*planar_pose(omega, a, b), gen, curv)
-
-
-def _bending_coefficients(omega: Array) -> tuple[Array, Array, Array]:
-    return rotvec_coefficients(omega[..., 1] * omega[..., 1] + omega[..., 2] * omega[..., 2])
 
 
 def _bending_rate(coef, omega: Array, eta: Array) -> Array:
@@ -283,5 +275,5 @@ def bending_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     Returns:
         As :func:`exp_jet` (the same numbers to rounding, ``tests/bodies/test_closed_form_jets.py``).
     """
-    (a, b, _), gen, curv = _generators_and_curvature(_bending_rate, _bending_coefficients, omega, d_omega, qd)
+    (a, b, _), gen, curv = _generators_and_curvature(_bending_rate, bending_coefficients, omega, d_omega, qd)
     return PoseJet(*bending_pose(omega, a, b), gen, curv)

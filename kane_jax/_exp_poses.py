@@ -21,6 +21,16 @@ from ._types import Array, Pose
 from .lie import make_pose, rotvec_coefficients, se3_exp
 
 
+def planar_coefficients(omega: Array) -> tuple[Array, Array, Array]:
+    """``A, B, C`` of :func:`~kane_jax.lie.rotvec_coefficients` at ``θ² = Ω_z²`` (planar twists)."""
+    return rotvec_coefficients(omega[..., 2] * omega[..., 2])
+
+
+def bending_coefficients(omega: Array) -> tuple[Array, Array, Array]:
+    """``A, B, C`` at ``θ² = Ω_y² + Ω_z²`` (bending twists)."""
+    return rotvec_coefficients(omega[..., 1] * omega[..., 1] + omega[..., 2] * omega[..., 2])
+
+
 def planar_pose(omega: Array, a: Array, b: Array) -> tuple[Array, Array]:
     """``(R, t)`` of ``exp(Ω)`` for planar twists (``(…, 6)``), given ``A`` and ``B`` at ``θ² = Ω_z²``."""
     th, vx, vy = omega[..., 2], omega[..., 3], omega[..., 4]
@@ -50,9 +60,9 @@ def exp_pose(form: str, omega: Array) -> Pose:
     if form == "se3":
         return se3_exp(omega)
     if form == "planar":
-        a, b, _ = rotvec_coefficients(omega[..., 2] * omega[..., 2])
+        a, b, _ = planar_coefficients(omega)
         return make_pose(*planar_pose(omega, a, b))
     if form == "bending":
-        a, b, _ = rotvec_coefficients(omega[..., 1] * omega[..., 1] + omega[..., 2] * omega[..., 2])
+        a, b, _ = bending_coefficients(omega)
         return make_pose(*bending_pose(omega, a, b))
     raise ValueError(f"`form` must be 'se3', 'planar' or 'bending', got {form!r}.")
