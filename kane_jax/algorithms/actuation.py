@@ -43,7 +43,7 @@ def input_matrix(chain, q: Config) -> Float[Array, "nq nu"]:
     """
     if not chain.actuators:
         return jnp.zeros((chain.nq, 0), dtype=q.dtype)
-    blocks = _per_actuator(chain, q, lambda h: jax.jacfwd(h)(q).T, lambda h, qm: jax.jacfwd(h)(qm).T)
+    blocks = _per_actuator(chain, q, lambda h: _jacobian(h, q).T, lambda h, qm: _jacobian(h, qm).T)
     cols = []
     for a, block in zip(chain.actuators, blocks):
         m = a.local_module()
@@ -52,6 +52,20 @@ def input_matrix(chain, q: Config) -> Float[Array, "nq nu"]:
             block = jnp.pad(block, ((rows.start, chain.nq - rows.stop), (0, 0)))
         cols.append(block)
     return jnp.concatenate(cols, axis=1)
+
+
+def _jacobian(h, x: Array) -> Array:
+    """``∂h/∂x`` in the cheaper mode: reverse (one pullback per output) when ``h`` has fewer
+    outputs than inputs (a tendon's length of its body's coordinates), forward otherwise."""
+    out = jax.eval_shape(h, x)
+    return jax.jacrev(h)(x) if out.size < x.size else jax.jacfwd(h)(x)
+
+
+def _local_and_reverse(chain, actuator) -> bool:
+    """Whether ``actuator`` acts within one module with fewer inputs than that module's coordinates
+    (its block of :func:`input_matrix` then comes from one pullback per input)."""
+    m = actuator.local_module()
+    return m is not None and m < chain.n_modules and actuator.nu < chain.layout.module_nq[m]
 
 
 def _per_actuator(chain, q: Config, on_chain, on_module) -> list[Array]:
@@ -105,9 +119,15 @@ def _local_key(item) -> tuple:
 
 
 def input_force(chain, q: Config, u: Float[Array, " nu"]) -> Config:
-    """``Q_a = A(q)ᵀ u`` by one vector–Jacobian product (kernel of :func:`actuation_force`)."""
+    """``Q_a = A(q)ᵀ u`` (kernel of :func:`actuation_force`): one vector–Jacobian product, or
+    ``B(q) u`` when every actuator is module-local with fewer work coordinates than its module has
+    coordinates — :func:`input_matrix` then takes one pullback per actuator as well, and a
+    controller that forms ``B(q)`` itself (a PFBL, ``PullOnly``) shares it within one program."""
+    u = u.astype(jnp.result_type(q, u))
+    if all(_local_and_reverse(chain, a) for a in chain.actuators):
+        return input_matrix(chain, q) @ u
     _, vjp = jax.vjp(lambda x: work_coordinates(chain, x), q)
-    return vjp(u.astype(jnp.result_type(q, u)))[0]
+    return vjp(u)[0]
 
 
 def generalized_input(chain, q: Config, u: Array) -> Config:

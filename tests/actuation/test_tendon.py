@@ -110,3 +110,18 @@ def test_tendons_within_identical_bodies_evaluate_together(rng):
     # the module-local blocks (Jacobians over each body's own coordinates, padded) equal the
     # forward-mode Jacobian over the whole chain
     np.testing.assert_allclose(a, jax.jacfwd(lambda x: work_coordinates(chain, x))(q).T, rtol=1e-13, atol=1e-16)
+
+
+def test_local_tendons_force_by_their_input_matrix(rng):
+    # tendons each within one body (003-sim1's pattern): A(q) comes from one pullback per tendon over
+    # its body's coordinates, and the generalized force as B(q) u; both equal autodiff of the
+    # work coordinates over the whole chain (forward-mode Jacobian, one vector-Jacobian product)
+    acts = [kj.Tendon(m, [(0.01 * np.cos(a), 0.01 * np.sin(a))], order=3) for m in (0, 1, 2) for a in (0.3, 2.4)]
+    chain = kj.Chain([(kj.Revolute((0.0, 0.0, 1.0)), _cc())] + [(kj.Fixed(), _cc())] * 2, actuators=acts)
+    q = jnp.asarray(rng.normal(size=chain.nq) * 0.3)
+    u = jnp.asarray(rng.uniform(0.5, 2.0, size=chain.nu))
+    h = lambda x: work_coordinates(chain, x)  # noqa: E731
+    a, force = jax.jit(lambda x, v: (kj.actuation_matrix(chain, x), kj.actuation_force(chain, x, v)))(q, u)
+    np.testing.assert_allclose(a, jax.jacfwd(h)(q).T, rtol=1e-13, atol=1e-16)
+    np.testing.assert_allclose(force, jax.vjp(h, q)[1](u)[0], rtol=1e-13, atol=1e-16)
+    assert float(jnp.max(jnp.abs(force))) > 1e-3  # the joint and the bodies feel the pulls
