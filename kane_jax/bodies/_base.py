@@ -30,6 +30,7 @@ import jax.numpy as jnp
 from .._jets import PoseJet
 from .._small import mtv
 from .._types import Array, Config, Float, Pose, Vec3
+from ._centred_moments import centred_section_moments
 from ._moments import BodyMoments, ElementRule, Elements, distal_point_jets, moments
 
 
@@ -102,8 +103,17 @@ class AbstractSoftBody(AbstractBody):
         others have ``ω = 0`` in every element's frame), or None: all (the default)."""
         return None
 
+    def centred_sections(self) -> bool:
+        """Whether the mass elements are cross-sections symmetric about their centre and their y and
+        z axes (static; their moments then leave out the zero first moment and products of inertia,
+        :func:`~kane_jax.bodies._centred_moments.centred_section_moments`). False: the default."""
+        return False
+
     def jets(self, q: Config, qd: Config | None) -> tuple[PoseJet, BodyMoments]:
         tip, elements = self.element_jets(q, qd)
+        if self.centred_sections() and isinstance(elements, PoseJet):
+            return tip, centred_section_moments(elements, self.element_rule(), qd,
+                                                rotating=self.rotating_coordinates())
         return tip, moments(elements, self.element_rule(), qd, rotating=self.rotating_coordinates())
 
     def local_points(self, q: Config) -> Float[Array, "K 3"]:

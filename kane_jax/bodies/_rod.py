@@ -177,6 +177,10 @@ class AbstractRod(AbstractLinearElastic, AbstractSoftBody):
     """
 
     n_section: eqx.AbstractVar[int]
+    centred: eqx.AbstractVar[bool]  # sections from disk_rule symmetric about their centre (disk_is_centred)
+
+    def centred_sections(self) -> bool:
+        return self.centred
 
     @abc.abstractmethod
     def frame(self, q: Config, sigma: Array) -> tuple[Mat3, Vec3]:

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from .. import _checks
 from .._types import Array, Config, Float
 from ._rod import AbstractExponentialRod
-from .quadrature import construction_jit, rod_rule
+from .quadrature import construction_jit, disk_is_centred, rod_rule
 
 
 class PlanarConstantCurvature(AbstractExponentialRod):
@@ -52,6 +52,7 @@ class PlanarConstantCurvature(AbstractExponentialRod):
     nq: int = eqx.field(static=True)
     elongation: bool = eqx.field(static=True)
     n_section: int = eqx.field(static=True)
+    centred: bool = eqx.field(static=True)
     twist_form: ClassVar[str] = "planar"  # Ω = (0, 0, θ, ℓ, 0, 0): the SE(2) closed form of its jets
 
     def __init__(self, length=1.0, radius=0.1, density=1000.0, youngs_modulus=1e6, damping=0.0, *,
@@ -70,6 +71,7 @@ class PlanarConstantCurvature(AbstractExponentialRod):
             length, radius, density, youngs, eta, elongation=self.elongation, order=order, n_radial=n_radial,
             n_angular=n_angular)
         self.n_section = self.points.shape[0] // int(order)
+        self.centred = disk_is_centred(n_radial, n_angular)
 
     def _arc(self, q: Config) -> tuple[Array, Array]:
         theta = q[0]

@@ -49,7 +49,7 @@ from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_propertie
     section_properties,
     strain_mask,
 )
-from .quadrature import gauss_legendre
+from .quadrature import disk_is_centred, gauss_legendre
 from .strain_bases import AbstractFullBasis, AbstractStrainBasis, _strain_basis
 
 _TWIST_SHEAR = (0, 4, 5)  # strains a bending rod has none of
@@ -105,6 +105,7 @@ class CosseratPCS(AbstractExponentialRod):
     nq: int = eqx.field(static=True)
     strains: tuple[bool, ...] = eqx.field(static=True)
     n_section: int = eqx.field(static=True)
+    centred: bool = eqx.field(static=True)
     bending: bool = eqx.field(static=True)
 
     def __init__(self, length=0.2, radius=0.01, density=1000.0, youngs_modulus=1e6, *, tip_radius=None,
@@ -118,6 +119,7 @@ class CosseratPCS(AbstractExponentialRod):
         self.bending = not any(self.strains[i] for i in _TWIST_SHEAR) and _checks.is_concrete(self.rest_strain) \
             and not np.any(np.asarray(self.rest_strain)[list(_TWIST_SHEAR)])
         self.points, vol, self.n_section = _rod_points(mat, _check_order(order), n_radial, n_angular)
+        self.centred = disk_is_centred(n_radial, n_angular)
         self.weights, self.stiffness, self.damping = _pcs_constants(mat, vol, strains=self.strains)
 
     @property
@@ -181,6 +183,7 @@ class CosseratGVS(AbstractRod):
     strains: tuple[bool, ...] = eqx.field(static=True)
     grid: tuple[float, ...] = eqx.field(static=True)  # 0 and the arc nodes σ_1 … σ_K
     n_section: int = eqx.field(static=True)
+    centred: bool = eqx.field(static=True)
     nq: int = eqx.field(static=True)
 
     def __init__(self, length=0.2, radius=0.01, density=1000.0, youngs_modulus=1e6, *, basis, tip_radius=None,
@@ -208,6 +211,7 @@ class CosseratGVS(AbstractRod):
         self.length, self.radius, self.tip_radius = mat.length, mat.radius, mat.tip_radius
         self.rest_strain = _rest_strain(rest_strain)
         self.points, vol, self.n_section = _rod_points(mat, order, n_radial, n_angular)
+        self.centred = disk_is_centred(n_radial, n_angular)
         self.grid = (0.0,) + tuple(float(x) for x in gauss_legendre(order)[0])
         self.weights, self.stiffness, self.damping = _gvs_constants(
             mat, vol, basis=self.basis, strains=self.strains, nq=self.nq,

@@ -27,7 +27,7 @@ import numpy as np
 from .. import _checks
 from .._types import Array, Config, Float
 from ._rod import AbstractExponentialRod
-from .quadrature import rod_rule
+from .quadrature import disk_is_centred, rod_rule
 
 ACTUATOR_ANGLES = tuple(2 * np.pi * j / 3 for j in range(3))  # α_j, from +y towards +z
 _S = np.sqrt(3.0) / 3.0  # (2/3)·(√3/2)
@@ -72,6 +72,7 @@ class GodageSection(AbstractExponentialRod):
     damping: Float[Array, "3 3"]
     nq: int = eqx.field(static=True)
     n_section: int = eqx.field(static=True)
+    centred: bool = eqx.field(static=True)
     twist_form: ClassVar[str] = "bending"  # Ω = (0, θ_y, θ_z, ℓ, 0, 0): no twist, no shear
 
     def __init__(self, length=0.15, radius=0.0125, mass=0.1, *, stiffness=None, damping=None, order=5,
@@ -85,6 +86,7 @@ class GodageSection(AbstractExponentialRod):
         self.points, vol = rod_rule(self.length, self.radius, order=order, n_radial=n_radial, n_angular=n_angular)
         self.weights = mass * vol / jnp.sum(vol)
         self.n_section = self.points.shape[0] // int(order)
+        self.centred = disk_is_centred(n_radial, n_angular)
         self.stiffness = _checks.matrix_or_zeros(stiffness, "stiffness", 3)
         self.damping = _checks.matrix_or_zeros(damping, "damping", 3)
 

@@ -80,6 +80,13 @@ def disk_rule(radius: Array, n_radial: int = 2, n_angular: int = 4) -> tuple[Flo
     return jnp.stack([y, z], axis=1), area
 
 
+def disk_is_centred(n_radial: int, n_angular: int) -> bool:
+    """Whether :func:`disk_rule`'s nodes are symmetric about the centre and the y and z axes, so that
+    their first moment and product ``Σ w y z`` vanish for every radius: the backbone alone
+    (``n_radial = 0``) or at least two equally spaced angles."""
+    return int(n_radial) == 0 or int(n_angular) >= 2
+
+
 @construction_jit("order", "n_radial", "n_angular")
 def rod_rule(
     length: Array, radius: Array, *, order: int = 5, n_radial: int = 2, n_angular: int = 4

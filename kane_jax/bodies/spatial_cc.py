@@ -21,7 +21,7 @@ from .. import _checks
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..lie import rotvec_coefficients, skew
 from ._rod import AbstractExponentialRod
-from .quadrature import construction_jit, rod_rule
+from .quadrature import construction_jit, disk_is_centred, rod_rule
 
 
 def arc_frame(theta_y: Array, theta_z: Array, ell: Array, sigma: Array) -> tuple[Mat3, Vec3]:
@@ -88,6 +88,7 @@ class SpatialConstantCurvature(AbstractExponentialRod):
     nq: int = eqx.field(static=True)
     elongation: bool = eqx.field(static=True)
     n_section: int = eqx.field(static=True)
+    centred: bool = eqx.field(static=True)
     twist_form: ClassVar[str] = "bending"  # Ω = (0, θ_y, θ_z, ℓ, 0, 0): no twist, no shear
 
     def __init__(self, length=0.2, radius=0.02, density=1000.0, youngs_modulus=1e6, damping=0.0, *,
@@ -106,6 +107,7 @@ class SpatialConstantCurvature(AbstractExponentialRod):
             length, radius, density, youngs, eta, elongation=self.elongation, order=order, n_radial=n_radial,
             n_angular=n_angular)
         self.n_section = self.points.shape[0] // int(order)
+        self.centred = disk_is_centred(n_radial, n_angular)
 
     def _params(self, q: Config) -> tuple[Array, Array, Array]:
         ell = self.length + q[2] if self.elongation else self.length + jnp.zeros_like(q[0])

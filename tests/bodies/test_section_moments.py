@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import kane_jax as kj
+from kane_jax.bodies._centred_moments import centred_section_moments
 from kane_jax.bodies._moments import (
     ElementRule,
     distal_point_jets,
@@ -99,8 +100,9 @@ def _pcs(*strains):
 @pytest.mark.parametrize("with_velocity", [True, False])
 def test_translating_generators_left_out_give_the_same_moments(make, rotating, with_velocity):
     """A rod's moments with the ω terms of its translating generators left out (PCS stretch and
-    shear, CC elongation: ``rotating_coordinates``, the body's own path) against
-    :func:`section_moments` of the same jets with every term: equal to 1e-15 of each moment's
+    shear, CC elongation: ``rotating_coordinates``) against the same closed form of the same jets
+    with every term (:func:`section_moments`, and ``centred_section_moments``, the rods' own
+    path): equal to 1e-15 of each moment's
     largest entry (the products left out are exact zeros), in the SE(3), bending and planar closed
     forms; a rod without rotation, and Godage's (lengths move every component), keep every term."""
     rod = make()
@@ -109,10 +111,39 @@ def test_translating_generators_left_out_give_the_same_moments(make, rotating, w
     qd = qd if with_velocity else None
 
     @jax.jit
+    def pairs(q, qd):
+        _, sections = rod.element_jets(q, qd)
+        rule, r = rod.element_rule(), rod.rotating_coordinates()
+        return ((section_moments(sections, rule, qd, rotating=r), section_moments(sections, rule, qd)),
+                (centred_section_moments(sections, rule, qd, rotating=r), centred_section_moments(sections, rule, qd)))
+
+    for fast, full in pairs(q, qd):  # the general closed form, and the centred sections' (the rods' own path)
+        for x, y in zip(fast, full):
+            np.testing.assert_allclose(x, y, rtol=0, atol=1e-15 * max(1e-300, float(jnp.max(jnp.abs(y)))))
+
+
+@pytest.mark.parametrize("name", sorted(RODS))
+@pytest.mark.parametrize("with_velocity", [True, False])
+def test_centred_sections_give_the_moments_of_every_term(name, with_velocity):
+    """Rods' sections from ``disk_rule`` with at least two angles are symmetric: their moments
+    (``centred_section_moments``, the bodies' own path) leave out the first moment and the products
+    of inertia, which the rule computes as ≈ 1e-18 of the section's size. Against
+    :func:`section_moments` of the same jets with every term, at a generic state: 1e-12 of each
+    moment's largest entry. A rule with one angle is off-centre and keeps the general path."""
+    rod = RODS[name]()
+    assert rod.centred_sections()
+    first = rod.element_rule().first
+    assert float(jnp.max(jnp.abs(first))) <= 1e-15 * float(jnp.max(rod.radius))
+    q, qd = _state(rod, "generic")
+    qd = qd if with_velocity else None
+
+    @jax.jit
     def both(q, qd):
         _, sections = rod.element_jets(q, qd)
-        return rod.jets(q, qd)[1], section_moments(sections, rod.element_rule(), qd)
+        full = section_moments(sections, rod.element_rule(), qd, rotating=rod.rotating_coordinates())
+        return rod.jets(q, qd)[1], full
 
-    fast, full = both(q, qd)
-    for x, y in zip(fast, full):
-        np.testing.assert_allclose(x, y, rtol=0, atol=1e-15 * max(1e-300, float(jnp.max(jnp.abs(y)))))
+    _close(*both(q, qd))
+    off = kj.CosseratPCS(length=0.15, radius=0.01, n_radial=1, n_angular=1)
+    assert not off.centred_sections()
+    assert float(jnp.max(jnp.abs(off.element_rule().first))) > 1e-5
