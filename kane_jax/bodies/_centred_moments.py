@@ -20,6 +20,7 @@ from .._jets import PoseJet
 from .._small import add_to_rows, contract, cross, materialize, sum_small
 from .._types import Config
 from ._moments import BodyMoments, ElementRule
+from ._section_sums import at_rest, curvature_sums, section_velocities
 
 
 def centred_section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None, *,
@@ -59,22 +60,15 @@ def centred_section_moments(sections: PoseJet, rule: ElementRule, qd: Config | N
     gram = rows(contract("k,kja,kla->jl", m, v, v), jnp.pad(spin, ((0, 0), (0, n - r))), axis=0)
     dtype = t.dtype
     if qd is None:
-        zero = jnp.zeros((3,), dtype)
-        gyro, curv_first, curv_moment, curv_jac = jnp.zeros((n, 3), dtype), zero, zero, jnp.zeros((n,), dtype)
+        gyro, curv_first, curv_moment, curv_jac = at_rest(n, dtype)
     else:
         qd = qd.astype(dtype)
-        om, nu = contract("kja,j->ka", w, qd[:r]), contract("kja,j->ka", v, qd)  # (K, 3)
-        om, nu = materialize(om), materialize(nu)
-        curv = materialize(sections.curv)
-        cw, cv = curv[:, :3], curv[:, 3:]
+        om, nu, cw, cv = section_velocities(w, v, qd, sections.curv)
         # Σ w ∂_j p × ṗ in the section's frame: m v_j × ν + S (ω_j × Ω)
         local = materialize(rows(m[:, None, None] * cross(v, nu[:, None]), s[:, None, :] * cross(w, om[:, None])))
         gyro = contract("kab,kjb->ja", rot, local)
         e = materialize(m[:, None] * cv)
         eta = materialize(jd * cw + cross(om, jd * om))
-        re = materialize(contract("kab,kb->ka", rot, e))
-        curv_first = jnp.sum(re, axis=0)
-        curv_moment = jnp.sum(cross(t, re), axis=0) + contract("kab,kb->a", rot, eta)
-        curv_jac = rows(contract("kja,ka->j", v, e), contract("kja,ka->j", w, eta), axis=0)
+        curv_first, curv_moment, curv_jac = curvature_sums(rot, t, v, w, e, eta)
     return BodyMoments(jnp.sum(m), jnp.sum(m[:, None] * t, axis=0), second, jnp.sum(big_f, axis=0), jac_second,
                        gram, gyro, curv_first, curv_moment, curv_jac)

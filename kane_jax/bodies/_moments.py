@@ -29,6 +29,7 @@ from .._jets import PoseJet, vee_rt
 from .._small import add_to_rows, contract, cross, materialize, mm, mtm, mtv, mv, sum_small
 from .._types import Array, Config, Float, Mat3, Vec3
 from ..lie import skew
+from ._section_sums import at_rest, curvature_sums, section_velocities
 
 
 class BodyMoments(NamedTuple):
@@ -232,8 +233,7 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None, *,
     dtype = t.dtype
     n = v.shape[1]
     if qd is None:
-        zero = jnp.zeros((3,), dtype)
-        gyro, curv_first, curv_moment, curv_jac = jnp.zeros((n, 3), dtype), zero, zero, jnp.zeros((n,), dtype)
+        gyro, curv_first, curv_moment, curv_jac = at_rest(n, dtype)
     else:
         qd = qd.astype(dtype)
         # the sections' velocities, the gyroscopic integrand and the curvature's inertial force each
@@ -243,20 +243,13 @@ def section_moments(sections: PoseJet, rule: ElementRule, qd: Config | None, *,
         # parts computed as separate outputs need 30.8k; its compile 2.7–2.8 → 2.4–2.5 s; one FD in a
         # loop 7.3 → 6.9 µs; jacfwd / jacrev of ID and FD of two PCS rods compile 10.5–10.8 → 9.7–9.8 s
         # and 20.8–22.7 → 18.9–19.2 s; batched FD within the spread: pinned, alternating, 2026-11-29)
-        om, nu = contract("kja,j->ka", w, qd[:r]), contract("kja,j->ka", v, qd)  # (K, 3)
-        om, nu = materialize(om), materialize(nu)
-        curv = materialize(sections.curv)
-        cw, cv = curv[:, :3], curv[:, 3:]
+        om, nu, cw, cv = section_velocities(w, v, qd, sections.curv)
         om_b = om[:, None]
         local = materialize(rows(cross(f, nu[:, None]) + cross(v, cross(om_b, cb)), mv(s2[:, None], cross(w, om_b))))
         gyro = contract("kab,kjb->ja", rot, local)
         e = m[:, None] * cv + cross(cw, c) + cross(om, cross(om, c))
         eta = cross(c, cv) + mv(inertia, cw) + cross(om, mv(inertia, om))
-        e, eta = materialize(e), materialize(eta)
-        re = materialize(contract("kab,kb->ka", rot, e))
-        curv_first = jnp.sum(re, axis=0)
-        curv_moment = jnp.sum(cross(t, re), axis=0) + contract("kab,kb->a", rot, eta)
-        curv_jac = rows(contract("kja,ka->j", v, e), contract("kja,ka->j", w, eta), axis=0)
+        curv_first, curv_moment, curv_jac = curvature_sums(rot, t, v, w, materialize(e), materialize(eta))
     return BodyMoments(jnp.sum(m), jnp.sum(m[:, None] * t + rc, axis=0), second, jnp.sum(big_f, axis=0), jac_second,
                        gram, gyro, curv_first, curv_moment, curv_jac)
 
