@@ -181,15 +181,15 @@ def test_exp_pose_is_se3_exp(form, theta):
 
 @pytest.mark.parametrize("scale", [0.0, 1e-4, 1.0, 3.0])
 def test_right_jacobian_blocks_equal_the_ad_series(scale):
-    """``_exp_jets._right_jacobian_blocks`` (the 3×3 blocks ``[[A, 0], [Q, A]]`` that ``exp_jet``
+    """``_exp_jets.right_jacobian_blocks`` (the 3×3 blocks ``[[A, 0], [Q, A]]`` that ``exp_jet``
     applies to its generators) against :func:`kane_jax.lie.se3_right_jacobian` (the ``ad`` power
     series) applied to the six unit twists, at θ = 0, near it and at generic twists; tolerance 1e-14."""
-    from kane_jax._exp_jets import _apply_blocks, _right_jacobian_blocks, _se3_coefficients
+    from kane_jax._right_jacobian import apply_blocks, right_jacobian_blocks, se3_coefficients
 
     xi = jnp.asarray(np.random.default_rng(7).normal(size=(4, 6))) * scale
     eye = jnp.broadcast_to(jnp.eye(6), (4, 6, 6))
-    blocks = _right_jacobian_blocks(_se3_coefficients(xi), xi)
-    got = _apply_blocks(blocks[:, None], eye)
+    blocks = right_jacobian_blocks(se3_coefficients(xi), xi)
+    got = apply_blocks(blocks[:, None], eye)
     want = kj.lie.se3_right_jacobian(xi[:, None], eye)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=1e-14)
 
