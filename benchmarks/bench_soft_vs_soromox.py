@@ -117,7 +117,7 @@ def main(argv=None) -> int:
         soromox = None
     quick = args.quick
     segs = [1] if quick else [1, 3]
-    batches = [] if quick else [64, 1024]
+    batches = [] if quick else [64, 256, 1024]
     horizon = args.horizon or (0.0005 if quick else 1.0)
     sim_batch, sim_batch_horizon = (None, None) if quick else (16, 0.05)
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
