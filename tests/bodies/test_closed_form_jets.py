@@ -194,6 +194,36 @@ def test_right_jacobian_blocks_equal_the_ad_series(scale):
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=1e-14)
 
 
+@pytest.mark.parametrize("scale", [0.0, 1e-4, 1.0, 1.414, 3.0])
+def test_pose_and_rate_from_the_right_jacobian_coefficients(scale):
+    """``exp_jet``'s pose from the right Jacobian's four coefficients (``_right_jacobian.se3_pose``)
+    against :func:`kane_jax.lie.se3_exp` with its ``jacfwd``, and ``T η`` in vector form (``se3_rate``,
+    whose JVP is the jet's rate) against the 3×3 blocks applied, at θ = 0, near it, at the series'
+    threshold θ² = 2 and beyond; tolerances 1e-14 (values) and 1e-12 (derivatives)."""
+    from kane_jax._right_jacobian import apply_blocks, right_jacobian_blocks, se3_coefficients, se3_pose, se3_rate
+
+    rng = np.random.default_rng(11)
+    xi = jnp.asarray(rng.normal(size=(4, 6)))
+    xi = xi.at[:, :3].set(xi[:, :3] / jnp.linalg.norm(xi[:, :3], axis=-1, keepdims=True) * scale)
+    eta = jnp.asarray(rng.normal(size=(4, 6)))
+
+    def pose(x):
+        rot, trans = se3_pose(se3_coefficients(x), x)
+        return jnp.concatenate([rot.reshape(-1), trans.reshape(-1)])
+
+    def reference(x):
+        g = kj.lie.se3_exp(x)
+        return jnp.concatenate([g[..., :3, :3].reshape(-1), g[..., :3, 3].reshape(-1)])
+
+    for f, tol in ((lambda x: x, 1e-14), (jax.jacfwd, 1e-12)):
+        got, want = jax.jit(f(pose))(xi), jax.jit(f(reference))(xi)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=tol)
+    coef = se3_coefficients(xi)
+    got = se3_rate(coef, xi, eta)
+    want = apply_blocks(right_jacobian_blocks(coef, xi), eta)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=0, atol=1e-14)
+
+
 @pytest.mark.parametrize("scale", [0.0, 1e-4, 1.0, 3.0])
 def test_generators_as_columns_equal_the_general_product(scale):
     """``exp_jet(..., columns=c)`` (a PCS rod: coordinate ``k`` moves the one twist component ``c_k``, its
