@@ -80,8 +80,8 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | N
         dd_omega: ``(…, 6)`` second derivative ``Ω̈`` along ``q + t q̇`` (None: ``Ω`` affine in ``q``).
         columns: when each ``∂_k Ω`` has one nonzero component, its index ``c_k`` (static, one per
             coordinate; the caller guarantees the others are zero, they are not read): the generators
-            are then columns of ``T`` (:func:`block_columns`). None: ``d_omega`` is general.
-        buffered: write the pose and curvature to one buffer of their own (``materialize``): an
+            are then columns of ``T`` (:func:`~kane_jax._right_jacobian.block_columns`). None: ``d_omega`` is general.
+        buffered: write the pose (and curvature) to one buffer of their own (``materialize``): an
             exponential rod's moments read them directly, and without the buffer XLA:CPU fused the
             rate into each reader (one six-strain PCS rod's batched FD 3.53–3.63 → 4.04–4.22 µs per
             state). :func:`product_jets` passes False: its scans read each factor once, and with the
@@ -94,22 +94,23 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | N
     """
     if qd is None:
         coef = se3_coefficients(omega)
-        blocks = materialize(right_jacobian_blocks(coef, omega))
-        return PoseJet(*se3_pose(coef, omega), generators(blocks, d_omega, columns),
-                       jnp.zeros(omega.shape, omega.dtype))
-    odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
-    coef, d_coef = jax.jvp(se3_coefficients, (omega,), (odot,))
+        curv = jnp.zeros(omega.shape, omega.dtype)
+    else:
+        odot = jnp.sum(d_omega * qd.reshape((1,) * (d_omega.ndim - 2) + (-1, 1)), axis=-2)
+        coef, d_coef = jax.jvp(se3_coefficients, (omega,), (odot,))
     blocks = materialize(right_jacobian_blocks(coef, omega))
     gen = generators(blocks, d_omega, columns)
-    vel, dvel = jax.jvp(lambda c, o: se3_rate(c, o, odot), (coef, omega), (d_coef, odot))
-    if dd_omega is not None:
-        dvel = dvel + apply_blocks(blocks, dd_omega)
+    if qd is not None:
+        vel, dvel = jax.jvp(lambda c, o: se3_rate(c, o, odot), (coef, omega), (d_coef, odot))
+        if dd_omega is not None:
+            dvel = dvel + apply_blocks(blocks, dd_omega)
+        curv = _se3_curvature(vel, dvel)
     rot, trans = se3_pose(coef, omega)
-    curv = _se3_curvature(vel, dvel)
     if not buffered:
         return PoseJet(rot, trans, gen, curv)
-    both = materialize(jnp.concatenate([rot.reshape(rot.shape[:-2] + (9,)), trans, curv], -1))
-    return PoseJet(both[..., :9].reshape(rot.shape), both[..., 9:12], gen, both[..., 12:])
+    parts = [rot.reshape(rot.shape[:-2] + (9,)), trans] + ([] if qd is None else [curv])
+    both = materialize(jnp.concatenate(parts, -1))
+    return PoseJet(both[..., :9].reshape(rot.shape), both[..., 9:12], gen, curv if qd is None else both[..., 12:])
 
 
 def _compose_shared(a: PoseJet, b: PoseJet, qd: Config | None) -> PoseJet:
