@@ -106,11 +106,12 @@ def exp_jet(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | N
             dvel = dvel + apply_blocks(blocks, dd_omega)
         curv = _se3_curvature(vel, dvel)
     rot, trans = se3_pose(coef, omega)
-    if not buffered:
-        return PoseJet(rot, trans, gen, curv)
-    parts = [rot.reshape(rot.shape[:-2] + (9,)), trans] + ([] if qd is None else [curv])
-    both = materialize(jnp.concatenate(parts, -1))
-    return PoseJet(both[..., :9].reshape(rot.shape), both[..., 9:12], gen, curv if qd is None else both[..., 12:])
+    if buffered:  # the pose (and the curvature) in one buffer
+        both = materialize(jnp.concatenate([rot.reshape(rot.shape[:-2] + (9,)), trans]
+                                           + ([] if qd is None else [curv]), -1))
+        rot, trans = both[..., :9].reshape(rot.shape), both[..., 9:12]
+        curv = curv if qd is None else both[..., 12:]
+    return PoseJet(rot, trans, gen, curv)
 
 
 def _compose_shared(a: PoseJet, b: PoseJet, qd: Config | None) -> PoseJet:
