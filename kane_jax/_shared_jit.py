@@ -9,6 +9,13 @@ one parameter, and XLA's common-subexpression elimination merges the duplicated 
 vector field of ``003-sim1`` (PFBL in ``PullOnly``, FD of the 24-coordinate chain) runs in 4.2 ms
 instead of 9.3 ms and compiles in 46 s instead of 65 s (measured 2026-11-27, `docs/architecture.md`).
 
+Inside a loop (a diffrax solve) that merge needs one more thing: XLA's loop-invariant code motion
+runs before its common-subexpression elimination and hoists each copy's invariant part apart, after
+which the copies can no longer be merged. ``merge_in_loops`` compiles the calls it selects without
+that hoisting (:func:`kane_jax.xla_flags.without_loop_hoisting`): those whose law holds the chain's
+own arrays (:func:`shared_arrays`), where duplicated model terms are expected. Elsewhere the
+hoisting pays: ``004-godage``'s open-loop solve ran 0.77–0.86 s with it and 0.97–0.99 s without.
+
 Leaves are the same when they are the same Python object (``id``); equal values in different
 arrays stay apart. Same compiled program for the same structure and the same pattern of sharing.
 """
@@ -22,15 +29,27 @@ from typing import Any, TypeVar
 import equinox as eqx
 import jax
 
+from .xla_flags import without_loop_hoisting
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def shared_leaves_jit(fn: F) -> F:
+def shared_arrays(a: Any, b: Any) -> bool:
+    """Whether the pytrees ``a`` and ``b`` hold a common array leaf (the same object)."""
+    ids = {id(x) for x in jax.tree.leaves(a) if eqx.is_array(x)}
+    return any(id(x) in ids for x in jax.tree.leaves(b) if eqx.is_array(x))
+
+
+def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = None) -> F:
     """``eqx.filter_jit(fn)`` with repeated array leaves of the arguments passed once.
 
     Arguments:
         fn: a function of pytrees, jitted by ``equinox.filter_jit``'s rule (arrays traced, every
             other leaf static).
+        merge_in_loops: optional predicate of a call's arguments (``fn``'s signature); where it is
+            true and JAX's backend is the CPU, that call's program is compiled without XLA's
+            loop-invariant code motion, so that identical work in a loop body is merged (a feedback
+            law's model terms and the forward dynamics'). Its own compiled program, cached apart.
 
     Returns:
         The compiled function, same signature, docstring and results as ``eqx.filter_jit(fn)``.
@@ -43,7 +62,11 @@ def shared_leaves_jit(fn: F) -> F:
 
     # the compiled program is named after `fn` (logs, profiles, the persistent cache's file names)
     inner.__name__, inner.__qualname__ = fn.__name__, fn.__qualname__
-    inner = eqx.filter_jit(inner)
+    plain = eqx.filter_jit(inner)
+
+    @functools.cache
+    def without_hoisting(disabled: str):
+        return eqx.filter_jit(inner, compiler_options={"xla_disable_hlo_passes": disabled})
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
@@ -56,6 +79,10 @@ def shared_leaves_jit(fn: F) -> F:
             if i == len(unique):
                 unique.append(x)
             index.append(i)
-        return inner(unique, tuple(index), treedef, static)
+        jitted = plain
+        if merge_in_loops is not None and jax.default_backend() == "cpu" and merge_in_loops(*args, **kwargs):
+            # read when called: XLA_FLAGS may be set after kane_jax is imported (before JAX starts)
+            jitted = without_hoisting(without_loop_hoisting()["xla_disable_hlo_passes"])
+        return jitted(unique, tuple(index), treedef, static)
 
     return call  # type: ignore[return-value]

@@ -19,7 +19,7 @@ from jax.sharding import Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
 from ._chunks import map_in_chunks
-from ._shared_jit import shared_leaves_jit
+from ._shared_jit import shared_arrays, shared_leaves_jit
 from .chain import Chain
 from .simulation.simulate import simulate
 from .simulation.trajectory import Trajectory
@@ -176,7 +176,6 @@ def _rollouts(args, batched, t1, kwargs, chunk):
     return eqx.combine(out, box["static"])
 
 
-@shared_leaves_jit  # a law's own copy of the chain is the chain (see kane_jax/_shared_jit.py)
 def _run(args, batched, mesh, t1, kwargs, chunk):
     if mesh is None:
         return _rollouts(args, batched, t1, kwargs, chunk)
@@ -191,3 +190,7 @@ def _run(args, batched, mesh, t1, kwargs, chunk):
 
     out = jax.shard_map(local, mesh=mesh, in_specs=(specs,), out_specs=P(AXIS), check_vma=False)(dyn)
     return eqx.combine(out, box["static"])
+
+
+# a law's own copy of the chain is the chain, merged also in the solver's loop (kane_jax/_shared_jit.py)
+_run = shared_leaves_jit(_run, merge_in_loops=lambda args, *_: shared_arrays(args["chain"], args["control"]))

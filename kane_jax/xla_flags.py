@@ -92,3 +92,36 @@ def use_recommended_xla_flags() -> str:
                            "before starting Python).")
     os.environ["XLA_FLAGS"] = flags
     return flags
+
+
+_DISABLED = "--xla_disable_hlo_passes="
+# XLA's loop-invariant code motion: see :func:`without_loop_hoisting`
+LOOP_HOISTING_PASS = "while-loop-invariant-code-motion"
+
+
+def without_loop_hoisting(current: str | None = None) -> dict[str, str]:
+    """Compile options for one program (``jax.jit(..., compiler_options=...)``) that turn off XLA's
+    loop-invariant code motion, keeping the passes that ``current`` already turns off.
+
+    Why: XLA hoists the loop-invariant part of each computation in a ``while`` body out of the loop
+    *before* its common-subexpression elimination merges identical computations, so two copies of
+    the same work in a loop body (a feedback law's model terms and the forward dynamics' own, in a
+    simulation's vector field) are hoisted apart, read the loop state at different places, and are
+    never merged: both run at every evaluation. Without the hoisting they merge (measured:
+    ``docs/architecture.md``, *Identical work in a loop body*). Only for programs where that
+    duplication is expected: elsewhere the hoisting pays.
+
+    Arguments:
+        current: the ``XLA_FLAGS`` string whose ``--xla_disable_hlo_passes`` list is extended
+            (default ``$XLA_FLAGS``); compile options replace that list rather than extend it.
+
+    Returns:
+        ``{"xla_disable_hlo_passes": "<passes>,while-loop-invariant-code-motion"}``.
+    """
+    if current is None:
+        current = os.environ.get("XLA_FLAGS", "")
+    lists = [p[len(_DISABLED):] for p in current.split() if p.startswith(_DISABLED)]
+    passes = [p for p in (lists[-1].split(",") if lists else []) if p]  # XLA reads the last occurrence
+    if LOOP_HOISTING_PASS not in passes:
+        passes.append(LOOP_HOISTING_PASS)
+    return {"xla_disable_hlo_passes": ",".join(passes)}

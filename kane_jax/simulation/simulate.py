@@ -21,7 +21,7 @@ import numpy as np
 from .. import _checks
 from .._dispatch import _eager
 from .._modules import chain_vector
-from .._shared_jit import shared_leaves_jit
+from .._shared_jit import shared_arrays, shared_leaves_jit
 from .._types import Config
 from ..algorithms._fd_derivative import forward_dynamics_kernel
 from ..algorithms._recursion import mass_matrix_kernel, solve_chain_mass
@@ -85,7 +85,6 @@ def _implicit_field(t, y, args):
 
 # --- the solve -----------------------------------------------------------------------------------
 
-@shared_leaves_jit  # the law's own copy of the chain is the chain: XLA merges their work
 def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter, jumps):
     dtype = y0[0].dtype
     # saving in the solver's state and the step in the controller: no traced diffrax checks, so an
@@ -121,6 +120,11 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
     ts, (q, qd) = solver.saved(sol) if own_saving else (sol.ts, sol.ys)
     u = jax.vmap(lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd))(ts, q, qd)
     return Trajectory(ts, q, qd, u, sol.result, sol.stats, first_nonfinite(q, qd))
+
+
+# the law's own copy of the chain is the chain: XLA merges their work, also in the solver's loop (a
+# law that holds the chain's arrays, such as a PFBL: compiled without loop hoisting, _shared_jit.py)
+_rollout = shared_leaves_jit(_rollout, merge_in_loops=lambda chain, y0, t0, t1, ts, law, *_: shared_arrays(chain, law))
 
 
 def _solver(solver, chain, y0, t0, t1, dt0, control) -> tuple[diffrax.AbstractSolver, str]:
