@@ -50,6 +50,8 @@ def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = Non
             true and JAX's backend is the CPU, that call's program is compiled without XLA's
             loop-invariant code motion, so that identical work in a loop body is merged (a feedback
             law's model terms and the forward dynamics'). Its own compiled program, cached apart.
+            Only for calls outside any transformation: inside a caller's ``jit``, ``grad`` or
+            ``vmap`` the caller's program decides (pass the options to its ``jax.jit``).
 
     Returns:
         The compiled function, same signature, docstring and results as ``eqx.filter_jit(fn)``.
@@ -80,7 +82,10 @@ def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = Non
                 unique.append(x)
             index.append(i)
         jitted = plain
-        if merge_in_loops is not None and jax.default_backend() == "cpu" and merge_in_loops(*args, **kwargs):
+        # compile options belong to a top-level program only: under a transformation (a caller's jit,
+        # grad, vmap) the caller's program decides (JAX rejects them on a nested jit)
+        eager = not any(isinstance(x, jax.core.Tracer) for x in unique)
+        if merge_in_loops is not None and eager and jax.default_backend() == "cpu" and merge_in_loops(*args, **kwargs):
             # read when called: XLA_FLAGS may be set after kane_jax is imported (before JAX starts)
             jitted = without_hoisting(without_loop_hoisting()["xla_disable_hlo_passes"])
         return jitted(unique, tuple(index), treedef, static)

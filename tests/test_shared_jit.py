@@ -98,6 +98,13 @@ def test_merge_in_loops_selects_the_program_per_call():
         np.testing.assert_allclose(fn(chain, {"chain": chain, "merge": merge}, q, qd),
                                    plain(chain, {"chain": chain, "merge": merge}, q, qd), rtol=1e-13)
     assert asked == [False, True]
+    # inside a caller's transformation the caller's program decides: no options on a nested jit
+    # (JAX rejects them), the same numbers, and the predicate is not asked
+    law = {"chain": chain, "merge": True}
+    np.testing.assert_allclose(jax.jit(lambda x: fn(chain, law, x, qd))(q), plain(chain, law, q, qd), rtol=1e-13)
+    grad = jax.grad(lambda x: fn(chain, law, x, qd)[1])(q)
+    np.testing.assert_allclose(grad, jax.grad(lambda x: plain(chain, law, x, qd)[1])(q), rtol=1e-12)
+    assert asked == [False, True]
 
 
 def test_without_loop_hoisting_keeps_the_passes_already_disabled():
