@@ -29,6 +29,7 @@ from typing import Any, TypeVar
 import equinox as eqx
 import jax
 
+from ._dispatch import _eager
 from .xla_flags import without_loop_hoisting
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -83,9 +84,10 @@ def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = Non
             index.append(i)
         jitted = plain
         # compile options belong to a top-level program only: under a transformation (a caller's jit,
-        # grad, vmap) the caller's program decides (JAX rejects them on a nested jit)
-        eager = not any(isinstance(x, jax.core.Tracer) for x in unique)
-        if merge_in_loops is not None and eager and jax.default_backend() == "cpu" and merge_in_loops(*args, **kwargs):
+        # grad, vmap; also one that closes over concrete arrays) the caller's program decides (JAX
+        # rejects them on a nested jit)
+        on_cpu = jax.default_backend() == "cpu"
+        if merge_in_loops is not None and on_cpu and _eager() and merge_in_loops(*args, **kwargs):
             # read when called: XLA_FLAGS may be set after kane_jax is imported (before JAX starts)
             jitted = without_hoisting(without_loop_hoisting()["xla_disable_hlo_passes"])
         return jitted(unique, tuple(index), treedef, static)

@@ -102,6 +102,8 @@ def test_merge_in_loops_selects_the_program_per_call():
     # (JAX rejects them), the same numbers, and the predicate is not asked
     law = {"chain": chain, "merge": True}
     np.testing.assert_allclose(jax.jit(lambda x: fn(chain, law, x, qd))(q), plain(chain, law, q, qd), rtol=1e-13)
+    # (also a caller's jit that closes over concrete arrays only)
+    np.testing.assert_allclose(jax.jit(lambda: fn(chain, law, q, qd))(), plain(chain, law, q, qd), rtol=1e-13)
     grad = jax.grad(lambda x: fn(chain, law, x, qd)[1])(q)
     np.testing.assert_allclose(grad, jax.grad(lambda x: plain(chain, law, x, qd)[1])(q), rtol=1e-12)
     assert asked == [False, True]
