@@ -4,20 +4,45 @@
 six-strain PCS rod keeps ≈ 170 kB of intermediates per state between its ≈ 220 kernels, so a batch
 of 1,024 streams ≈ 170 MB through memory per call, while a handful of states stays in the caches
 from one kernel to the next. :func:`in_chunks` gives a kernel a batching rule (``custom_vmap``) that
-evaluates a batch of at least :data:`CPU_MIN_BATCH` states as a ``lax.map`` over chunks of
-:data:`CPU_CHUNK` states, each chunk a ``vmap``; on accelerators, and for smaller batches, the rule
-is the plain ``vmap`` (accelerators' batches need width). The values are those of ``vmap``: the same program per state.
+traces the kernel once for one state and, on a CPU, sizes the batch's evaluation by that one-state
+program (:func:`program_size`: the bytes of its intermediates, the flops of its matrix products):
 
-Measured (``jit(vmap)`` against ``lax.map(…, batch_size=c)`` of one FD, B = 1,024, pinned, recommended
-XLA flags, 2-core VM, 2026-11-29; µs per state): one six-strain PCS rod 9.65 (vmap) / 6.26 (c = 1) /
-6.00 (4) / 6.23 (8) / 6.95 (16, 32) / 7.74 (64); three six-strain rods 55.1 / 35.1 / 32.5 / 29.6 /
-28.6 / 28.3 / 29.3; three bend-and-stretch rods 22.6 / 8.2 / 8.4 / 9.3 / 9.4 / 9.0 / 9.0; the
-iiwa-like arm 1.71 / 1.52 / 1.44 / 1.39 / 1.50 / 1.65 (c = 64). ``batch_simulate``'s chunks of
-rollouts (``batch.CPU_CHUNK``) are the same idea one level up, for whole integrations.
+- elementwise work (matrix products of at most :data:`CPU_DOT_FLOPS`) of more than
+  :data:`CPU_SEQUENTIAL_BYTES`: the one-state program itself, state after state (a ``lax.map``
+  without ``vmap``), for every batch of two or more: its working set fills the caches already, and
+  a ``vmap`` only adds a batch axis to every intermediate; of more than :data:`CPU_PAIR_BYTES`:
+  chunks of two states;
+- otherwise batches of at least :data:`CPU_MIN_BATCH` states as a ``lax.map`` over chunks of
+  :data:`CPU_CHUNK` states, each chunk a ``vmap``, and smaller batches as one ``vmap``.
+
+On accelerators the rule is the plain ``vmap`` (accelerators' batches need width). The values are
+those of ``vmap``: the same program per state. The rule's one-state program is what runs (its
+``jaxpr`` evaluated under ``lax.map``/``vmap``): the kernel's Python is traced once.
+
+Measured on the AMD EPYC host of 2026-11-29 (``jit(vmap)`` against ``lax.map(…, batch_size=c)`` of one
+FD, B = 1,024, pinned, recommended XLA flags; µs per state): one six-strain PCS rod 9.65 (vmap) /
+6.26 (c = 1) / 6.00 (4) / 6.23 (8) / 6.95 (16, 32) / 7.74 (64); three six-strain rods 55.1 / 35.1 /
+32.5 / 29.6 / 28.6 / 28.3 / 29.3; three bend-and-stretch rods 22.6 / 8.2 / 8.4 / 9.3 / 9.4 / 9.0 /
+9.0; the iiwa-like arm 1.71 / 1.52 / 1.44 / 1.39 / 1.50 / 1.65 (c = 64). On the Intel Xeon host of
+2026-11-30 (2 MB L2 per core), after the rods' later kernels (pinned, recommended flags, the
+variants of one process in turn, best of seven to nine; µs per state for state by state / chunks of
+2 / chunks of 8 / one ``vmap``, at B = 256, then inside a ``fori_loop`` at B = 16; each robot's FD
+behind its one-state program's bytes): three six-strain rods (1,304 kB) 15.5 / 24.7 / 22.3 / –, 18.5 /
+27.2 / 24.5 / 24.9; one six-strain GVS rod on a joint (863 kB) 10.0 / 10.3 / 12.0 / 16.0, 9.6 / 10.1
+/ 11.5 / 12.2; three bend-and-stretch rods (651 kB) 9.9 / 10.3 / 13.5 / –, 6.4 / 6.5 / 8.2 / 8.2;
+three planar CC segments (503 kB) 4.7 / 5.0 / 5.1 / –, 4.7 / 4.9 / 5.1 / 5.8; a six-strain PCS rod
+on a joint (412 kB) 6.5 / 6.0 / 6.3 / 8.4, 6.6 / 5.6 / 5.7 / 6.3; one six-strain rod (388 kB) 9.4 /
+7.6 / 7.7 / –, 5.6 / 4.7 / 4.8 / 5.4; a Godage section (251 kB) 3.3 / 3.2 / 3.0 / 3.9, 3.1 / 2.8 /
+2.7 / 2.8; one bend-and-stretch rod (219 kB) 5.3 / 4.2 / 4.1 / –, 5.4 / 4.1 / 4.0 / 3.6; the
+iiwa-like arm (192 kB) 2.1 / 2.3 / 2.1 / –, 3.2 / 3.5 / 3.0 / 3.2; a learned body (MLP, 1,259 kB,
+4e5 flops of matrix products) 79.8 / 57.9 / 37.4 / 39.9, 79.6 / 46.9 / 36.4 / 46.0.
+``batch_simulate``'s chunks of rollouts (``batch.CPU_CHUNK``) are the same idea one level up, for
+whole integrations.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +50,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
+from jax.extend import core as jex
 
 # states per chunk of a batched kernel on a CPU (see the module docstring) ...
 CPU_CHUNK = 8
@@ -34,13 +60,47 @@ CPU_CHUNK = 8
 # rod 4.7 → 4.2 / 4.2 → 3.5, three 12.5 → 11.6 / 11.6 → 10.7; inside Tsit5 at B = 16, chunks of 8
 # were slower for three of these four robots (3–6 %; one six-strain rod 5 % faster)
 CPU_MIN_BATCH = 32
+# an elementwise kernel (matrix products of at most CPU_DOT_FLOPS per state) whose one-state
+# intermediates (:func:`program_size`) exceed CPU_SEQUENTIAL_BYTES runs a batch state by state, one of
+# more than CPU_PAIR_BYTES in chunks of two: between the one-state programs measured on either side
+# (the module docstring's table), 504 kB (state by state faster) and 412 kB (chunks of two), 388 kB
+# (chunks of two) and 251 kB (no gain)
+CPU_SEQUENTIAL_BYTES = 450_000
+CPU_PAIR_BYTES = 300_000
+# ... a kernel with more matrix work keeps the chunks of CPU_CHUNK: a batch widens its products (a
+# learned body's MLP, 1,259 kB and 4e5 flops per state: 37 µs per state in chunks of 8, 80 state by state)
+CPU_DOT_FLOPS = 10_000
 
 
-def _chunk_size(axis_size: int) -> int | None:
-    """The chunk for a batch of ``axis_size`` states, or None for one plain ``vmap``."""
-    if jax.default_backend() != "cpu" or axis_size < CPU_MIN_BATCH:
+def program_size(jaxpr: jex.Jaxpr) -> tuple[int, float]:
+    """``(bytes, flops)`` of one evaluation of ``jaxpr``: the bytes of every intermediate (each
+    equation's outputs; a loop's or branch's body counted once), a measure of its working set, and
+    the floating-point operations of its matrix products (``dot_general``)."""
+    nbytes, flops = 0, 0.0
+    for eqn in jaxpr.eqns:
+        nbytes += sum(v.aval.size * v.aval.dtype.itemsize for v in eqn.outvars if hasattr(v.aval, "dtype"))
+        if eqn.primitive.name == "dot_general":
+            (contract, _), _ = eqn.params["dimension_numbers"]
+            depth = math.prod(eqn.invars[0].aval.shape[i] for i in contract)
+            flops += 2.0 * eqn.outvars[0].aval.size * depth
+    for sub in jex.subjaxprs(jaxpr):
+        b, f = program_size(sub)
+        nbytes, flops = nbytes + b, flops + f
+    return nbytes, flops
+
+
+def _chunk_size(axis_size: int, size: tuple[int, float]) -> int | None:
+    """The chunk for a batch of ``axis_size`` states of a kernel whose one-state program has ``size``
+    (:func:`program_size`): 1 (state by state), a chunk, or None for one plain ``vmap``."""
+    if jax.default_backend() != "cpu" or axis_size < 2:
         return None
-    return CPU_CHUNK
+    nbytes, flops = size
+    if flops <= CPU_DOT_FLOPS:  # elementwise work: a wider batch buys little, a smaller working set does
+        if nbytes > CPU_SEQUENTIAL_BYTES:
+            return 1
+        if nbytes > CPU_PAIR_BYTES and axis_size >= 4:
+            return 2
+    return CPU_CHUNK if axis_size >= CPU_MIN_BATCH else None
 
 
 def map_in_chunks(batched_fn: Callable[[Any], Any], xs: Any, size: int, chunk: int) -> Any:
@@ -58,29 +118,30 @@ def map_in_chunks(batched_fn: Callable[[Any], Any], xs: Any, size: int, chunk: i
     return out
 
 
-def _mapped(fn: Callable[..., Any], static: Any, dyn: Any, flags: list[bool], chunk: int | None,
+def _mapped(one: Callable[..., Any], leaves: list[Any], flags: list[bool], chunk: int | None,
             axis_size: int) -> Any:
-    """``vmap`` of ``fn`` over the leaves of ``dyn`` flagged as batched (axis 0), in chunks of ``chunk``."""
-    leaves, tree = jax.tree.flatten(dyn)
-    axes = jax.tree.unflatten(tree, [0 if b else None for b in flags])
+    """``one`` (a function of the flat ``leaves``) over the leaves flagged as batched (axis 0): one
+    ``vmap`` (``chunk`` None), state by state (1) or in chunks of ``chunk``."""
+    batched = [x for x, b in zip(leaves, flags) if b]
 
-    def batch(d):
-        return jax.vmap(lambda x: fn(*eqx.combine(x, static)), in_axes=(axes,))(d)
+    def with_batched(xs):
+        it = iter(xs)
+        return [next(it) if b else x for x, b in zip(leaves, flags)]
+
+    if chunk == 1:
+        return jax.lax.map(lambda xs: one(*with_batched(xs)), batched)
+
+    def batch(xs):
+        return jax.vmap(one, in_axes=[0 if b else None for b in flags])(*with_batched(xs))
 
     if chunk is None:
-        return batch(dyn)
-
-    def with_batched(batched):
-        it = iter(batched)
-        return jax.tree.unflatten(tree, [next(it) if b else x for x, b in zip(leaves, flags)])
-
-    batched_leaves = [x for x, b in zip(leaves, flags) if b]
-    return map_in_chunks(lambda c: batch(with_batched(c)), batched_leaves, axis_size, chunk)
+        return batch(batched)
+    return map_in_chunks(batch, batched, axis_size, chunk)
 
 
 def in_chunks(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` itself, whose ``vmap`` on a CPU runs in chunks of :data:`CPU_CHUNK` states (batches of
-    :data:`CPU_MIN_BATCH` or more).
+    """``fn`` itself, whose ``vmap`` on a CPU runs state by state or in chunks of :data:`CPU_CHUNK`
+    states, as the size of its one-state program asks (the module docstring).
 
     Arguments:
         fn: a function of pytrees (array leaves are the traced inputs; other leaves are static)
@@ -100,8 +161,19 @@ def in_chunks(fn: Callable[..., Any]) -> Callable[..., Any]:
 
         @call.def_vmap
         def rule(axis_size, in_batched, d):
+            leaves, tree = jax.tree.flatten(d)
             flags = [bool(b) for b in jax.tree.leaves(in_batched)]
-            out = _mapped(fn, static, d, flags, _chunk_size(axis_size), axis_size)
+            # one state's program, traced once: its size picks the evaluation, and it is what runs
+            shapes = [jax.ShapeDtypeStruct(x.shape[1:] if b else x.shape, x.dtype) for x, b in zip(leaves, flags)]
+            program, out_shape = jax.make_jaxpr(lambda *xs: fn(*eqx.combine(jax.tree.unflatten(tree, xs), static)),
+                                                return_shape=True)(*shapes)
+            out_tree = jax.tree.structure(out_shape)
+
+            def one(*xs):
+                return jax.tree.unflatten(out_tree, jex.jaxpr_as_fun(program)(*xs))
+
+            chunk = _chunk_size(axis_size, program_size(program.jaxpr))
+            out = _mapped(one, leaves, flags, chunk, axis_size)
             return out, jax.tree.map(lambda _: True, out)
 
         return call(dyn)

@@ -2,7 +2,8 @@
 
 The oracle is the plain ``vmap`` of the same function: equal to 1e-14 relative for batches smaller
 than, equal to, a multiple of and not a multiple of the chunk, with unbatched and static arguments
-and nested ``vmap``. For the forward dynamics, the kernel evaluated state by state (to the round-off
+and nested ``vmap``; a kernel whose one state's intermediates are large runs state by state, with
+the same values. For the forward dynamics, the kernel evaluated state by state (to the round-off
 of its solve, ε·cond(M)) and its derivatives (its ``custom_jvp``) through a batch.
 """
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 import kane_jax as kj
-from kane_jax._chunks import CPU_CHUNK, CPU_MIN_BATCH, in_chunks
+from kane_jax._chunks import CPU_CHUNK, CPU_MIN_BATCH, CPU_SEQUENTIAL_BYTES, _chunk_size, in_chunks, program_size
 from kane_jax.algorithms._fd_derivative import forward_dynamics_direct
 
 
@@ -38,6 +39,65 @@ def test_chunked_vmap_equals_vmap(size):
     # a loop over the chunks exactly for batches of CPU_MIN_BATCH or more (on a CPU)
     text = chunked.lower(x, b).compile().as_text()
     assert (" while(" in text) == (size >= CPU_MIN_BATCH and jax.default_backend() == "cpu")
+
+
+def _wide_kernel(x, w):
+    """One state's intermediates: three arrays of 4 × 20,000 floats (1.92 MB), an output of 4."""
+    outer = x[:, None] * w[None, :]
+    return jnp.sum(jnp.sin(outer) * outer, axis=1)
+
+
+def test_program_size_counts_every_intermediate_once():
+    # sin, mul (1,000 floats each), the sum (one); a scan's body (two ops of 1,000 floats) counted once,
+    # plus the scan's own outputs (carry 1,000 floats, stacked ys 5 × 1,000); a product's flops 2·m·n·k
+    x = jnp.ones(1000)
+    assert program_size(jax.make_jaxpr(lambda x: jnp.sum(jnp.sin(x) * 2.0))(x).jaxpr) == (8 * 2001, 0.0)
+    scan = jax.make_jaxpr(lambda x: jax.lax.scan(lambda c, _: (jnp.cos(c) + 1.0, c), x, None, length=5))(x)
+    assert program_size(scan.jaxpr) == (8 * (2 * 1000 + 1000 + 5 * 1000), 0.0)
+    dot = jax.make_jaxpr(lambda a, b: a @ b)(jnp.ones((3, 4)), jnp.ones((4, 5)))
+    assert program_size(dot.jaxpr) == (8 * 15, 2.0 * 3 * 5 * 4)
+
+
+@pytest.mark.parametrize("size", [2, 5, CPU_MIN_BATCH + 3])
+def test_large_kernel_runs_state_by_state(size):
+    """A kernel whose one state's intermediates exceed CPU_SEQUENTIAL_BYTES runs its batch state after
+    state on a CPU, for small batches too: vmap's values (1e-14), and no intermediate holding the batch."""
+    rng = np.random.default_rng(size)
+    x = jnp.asarray(rng.normal(size=(size, 4)))
+    w = jnp.asarray(rng.normal(size=(20_000,)))
+    assert program_size(jax.make_jaxpr(_wide_kernel)(x[0], w).jaxpr)[0] > CPU_SEQUENTIAL_BYTES
+    chunked = jax.jit(jax.vmap(lambda x: in_chunks(_wide_kernel)(x, w)))
+    _close(chunked(x), jax.jit(jax.vmap(lambda x: _wide_kernel(x, w)))(x))
+    text = chunked.lower(x).compile().as_text()
+    on_cpu = jax.default_backend() == "cpu"
+    assert (" while(" in text) == on_cpu
+    assert (f"f64[{size},4,20000]" in text) == (not on_cpu)
+
+
+def test_chunk_follows_the_one_state_program():
+    """State by state for large elementwise programs, chunks of two for medium ones, CPU_CHUNK (or one
+    ``vmap``) for small ones and for programs with matrix work — which a wide batch speeds up: a
+    large kernel of matrix products keeps one ``vmap`` at B = 5 (no loop in its program)."""
+    cpu = jax.default_backend() == "cpu"
+    assert _chunk_size(16, (1_000_000, 0.0)) == (1 if cpu else None)
+    assert _chunk_size(16, (400_000, 0.0)) == (2 if cpu else None)
+    assert _chunk_size(3, (400_000, 0.0)) is None
+    assert _chunk_size(16, (200_000, 0.0)) is None
+    assert _chunk_size(CPU_MIN_BATCH, (200_000, 0.0)) == (CPU_CHUNK if cpu else None)
+    assert _chunk_size(16, (1_000_000, 1e6)) is None
+    assert _chunk_size(1, (1_000_000, 0.0)) is None
+
+    def products(x, w):  # a 200 × 200 matrix times a 200 × 400 one: 1.9 MB of intermediates, 3.2e7 flops
+        h = jnp.tanh(w @ (jnp.tile(x, 50)[:, None] * jnp.linspace(0.5, 1.5, 400)[None, :]))
+        return jnp.sum(h, axis=1)[:4]
+
+    w = jnp.asarray(np.random.default_rng(0).normal(size=(200, 200))) / 20.0
+    x = jnp.asarray(np.random.default_rng(1).normal(size=(5, 4)))
+    nbytes, flops = program_size(jax.make_jaxpr(products)(x[0], w).jaxpr)
+    assert nbytes > CPU_SEQUENTIAL_BYTES and flops > 1e7
+    batched = jax.jit(jax.vmap(lambda x: in_chunks(products)(x, w)))
+    _close(batched(x), jax.jit(jax.vmap(lambda x: products(x, w)))(x), rtol=1e-13)
+    assert " while(" not in batched.lower(x).compile().as_text()
 
 
 def test_nested_vmap_and_unbatched_calls():
