@@ -137,6 +137,51 @@ def time_call(fn: Callable[[], Any], *, repeats: int = 7, min_time: float = 0.05
     return Timing(statistics.median(per), min(per), max(per), number)
 
 
+def time_calls_interleaved(fns: Sequence[Callable[[], Any]], *, repeats: int = 7, min_time: float = 0.05,
+                           max_number: int = 100_000) -> list[Timing]:
+    """Time several warm functions as :func:`time_call` does, their repeats interleaved (a, b, a, b, …).
+
+    On a shared machine whose speed drifts between seconds, a peer timed after the other sees another
+    machine; interleaved, each repeat of one is next to a repeat of the other, so their ratio holds.
+    """
+    calls = [lambda f=f: _block(f()) for f in fns]
+    numbers = []
+    for call in calls:
+        call()  # warm-up
+        if min_time > 0:
+            t0 = time.perf_counter()
+            call()
+            numbers.append(int(min(max_number, max(1, min_time / max(time.perf_counter() - t0, 1e-7)))))
+        else:
+            numbers.append(1)
+    per: list[list[float]] = [[] for _ in calls]
+    for _ in range(repeats):
+        for call, number, out in zip(calls, numbers, per):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                call()
+            out.append((time.perf_counter() - t0) / number)
+    return [Timing(statistics.median(p), min(p), max(p), n) for p, n in zip(per, numbers)]
+
+
+def time_jit_interleaved(pairs: Sequence[tuple[Callable, tuple]], *, repeats: int = 7,
+                         min_time: float = 0.05) -> list[Timing]:
+    """Compile ``jax.jit(fn)`` for each ``(fn, args)`` (timed apart), then time the calls interleaved
+    (:func:`time_calls_interleaved`)."""
+    import jax
+
+    compiled, compile_times = [], []
+    for fn, args in pairs:
+        t0 = time.perf_counter()
+        compiled.append(jax.jit(fn).lower(*args).compile())
+        compile_times.append(time.perf_counter() - t0)
+    res = time_calls_interleaved([lambda c=c, a=a: c(*a) for c, (_, a) in zip(compiled, pairs)],
+                                 repeats=repeats, min_time=min_time)
+    for r, c, t in zip(res, compiled, compile_times):
+        r.compile, r.fn = t, c
+    return res
+
+
 def time_jit(fn: Callable, *args, repeats: int = 7, min_time: float = 0.05, **kw) -> Timing:
     """Compile ``jax.jit(fn)`` for ``args`` (timed: trace + lower + XLA compile), then time calls."""
     import jax

@@ -129,7 +129,8 @@ def main(argv=None) -> int:
                    f"ν = {POISSON}, η_s = {model['eta_s']} Pa·s per segment; gravity {GRAVITY}; "
                    f"{'all six strains' if args.six_strains else 'bending y/z + elongation'}; "
                    "5 Gauss nodes per segment) and the identical kane_jax chain of CosseratPCS bodies. Speed-up: "
-                   "SoRoMoX time / kane_jax time. kane_jax's "
+                   "SoRoMoX time / kane_jax time, their repeats interleaved (a, b, a, b, …: the shared machine's drift "
+                   "falls on both). kane_jax's "
                    "forward dynamics runs with `check=False`, the documented form inside jitted loops (its "
                    "finiteness check is a host callback; SoRoMoX checks nothing).")
     if soromox is None:
@@ -167,13 +168,12 @@ def main(argv=None) -> int:
         for b in [1] + batches:
             if b == 1:
                 yk = jnp.asarray(ys[0])
-                tk = C.time_jit(fkane, pk, yk, **tkw)
-                ts = C.time_jit(fsx, ps, yk, **tkw)
+                tk, ts = C.time_jit_interleaved([(fkane, (pk, yk)), (fsx, (ps, yk))], **tkw)
                 vf_compiled = tk.fn
             else:
                 yb = jnp.asarray(ys[:b])
-                tk = C.time_jit(jax.vmap(fkane, in_axes=(None, 0)), pk, yb, **tkw)
-                ts = C.time_jit(jax.vmap(fsx, in_axes=(None, 0)), ps, yb, **tkw)
+                tk, ts = C.time_jit_interleaved([(jax.vmap(fkane, in_axes=(None, 0)), (pk, yb)),
+                                                 (jax.vmap(fsx, in_axes=(None, 0)), (ps, yb))], **tkw)
             single.add(nseg, b, C.fmt_time(tk.compile), tk.fmt(), C.fmt_time(ts.compile), ts.fmt(),
                        C.ratio(ts.median, tk.median))
 
@@ -225,8 +225,7 @@ def main(argv=None) -> int:
                 gk = jax.vmap(lambda p, y0, t1=t1: solve(fkane, p, y0, t1, False), in_axes=(None, 0))
                 gs = jax.vmap(lambda p, y0, t1=t1: solve(fsx, p, y0, t1, False), in_axes=(None, 0))
                 yy = y0[None] * jnp.asarray(np.linspace(0.5, 1.0, b))[:, None]
-            tk = C.time_jit(gk, pk, yy, **skw)
-            ts = C.time_jit(gs, ps, yy, **skw)
+            tk, ts = C.time_jit_interleaved([(gk, (pk, yy)), (gs, (ps, yy))], **skw)
             (yk, nk), (ysx, _) = tk.fn(pk, yy), ts.fn(ps, yy)
             steps = int(np.max(np.asarray(nk)))
             sims.add(nseg, label, b, f"{t1:g} s", C.fmt_time(tk.compile), C.fmt_time(tk.median / t1),
