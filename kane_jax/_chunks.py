@@ -11,7 +11,7 @@ program (:func:`program_size`: the bytes of its intermediates, the flops of its 
   :data:`CPU_SEQUENTIAL_BYTES`: the one-state program itself, state after state (a ``lax.map``
   without ``vmap``), for every batch of two or more: its working set fills the caches already, and
   a ``vmap`` only adds a batch axis to every intermediate; of more than :data:`CPU_PAIR_BYTES`:
-  chunks of two states;
+  chunks of two states (batches of four or more);
 - otherwise batches of at least :data:`CPU_MIN_BATCH` states as a ``lax.map`` over chunks of
   :data:`CPU_CHUNK` states, each chunk a ``vmap``, and smaller batches as one ``vmap``.
 
