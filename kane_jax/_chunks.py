@@ -164,7 +164,8 @@ def in_chunks(fn: Callable[..., Any]) -> Callable[..., Any]:
             leaves, tree = jax.tree.flatten(d)
             flags = [bool(b) for b in jax.tree.leaves(in_batched)]
             # one state's program, traced once: its size picks the evaluation, and it is what runs
-            shapes = [jax.ShapeDtypeStruct(x.shape[1:] if b else x.shape, x.dtype) for x, b in zip(leaves, flags)]
+            shapes = [jax.ShapeDtypeStruct(x.shape[1:] if b else x.shape, x.dtype, weak_type=jax.typeof(x).weak_type)
+                      for x, b in zip(leaves, flags)]
             program, out_shape = jax.make_jaxpr(lambda *xs: fn(*eqx.combine(jax.tree.unflatten(tree, xs), static)),
                                                 return_shape=True)(*shapes)
             out_tree = jax.tree.structure(out_shape)

@@ -100,6 +100,15 @@ def test_chunk_follows_the_one_state_program():
     assert " while(" not in batched.lower(x).compile().as_text()
 
 
+def test_weak_types_survive_the_one_state_trace():
+    """The rule traces the kernel for one state from shapes: a weakly typed scalar argument stays weak,
+    so a float32 batch times it stays float32, as under ``vmap`` (a strong float64 would promote)."""
+    x = jnp.ones((CPU_MIN_BATCH + 1, 3), jnp.float32)
+    scale = jnp.asarray(2.0)  # weakly typed
+    chunked = jax.jit(jax.vmap(lambda x: in_chunks(lambda x, s: x * s)(x, scale)))(x)
+    assert chunked.dtype == jax.vmap(lambda x: x * scale)(x).dtype == jnp.float32
+
+
 def test_nested_vmap_and_unbatched_calls():
     rng = np.random.default_rng(0)
     x = jnp.asarray(rng.normal(size=(3, CPU_MIN_BATCH + 1, 4)))
