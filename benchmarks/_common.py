@@ -119,32 +119,17 @@ def time_call(fn: Callable[[], Any], *, repeats: int = 7, min_time: float = 0.05
     ``number`` calls per repeat are chosen so that a repeat lasts about ``min_time`` seconds; with
     ``block`` every call blocks on its outputs (so async dispatch cannot hide work).
     """
-    call = (lambda: _block(fn())) if block else fn
-    call()  # warm-up
-    if min_time > 0:
-        t0 = time.perf_counter()
-        call()
-        one = max(time.perf_counter() - t0, 1e-7)
-        number = int(min(max_number, max(1, min_time / one)))
-    else:  # long calls (simulations): one call per repeat
-        number = 1
-    per = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            call()
-        per.append((time.perf_counter() - t0) / number)
-    return Timing(statistics.median(per), min(per), max(per), number)
+    return time_calls_interleaved([fn], repeats=repeats, min_time=min_time, max_number=max_number, block=block)[0]
 
 
 def time_calls_interleaved(fns: Sequence[Callable[[], Any]], *, repeats: int = 7, min_time: float = 0.05,
-                           max_number: int = 100_000) -> list[Timing]:
+                           max_number: int = 100_000, block: bool = True) -> list[Timing]:
     """Time several warm functions as :func:`time_call` does, their repeats interleaved (a, b, a, b, …).
 
     On a shared machine whose speed drifts between seconds, a peer timed after the other sees another
     machine; interleaved, each repeat of one is next to a repeat of the other, so their ratio holds.
     """
-    calls = [lambda f=f: _block(f()) for f in fns]
+    calls = [(lambda f=f: _block(f())) if block else f for f in fns]
     numbers = []
     for call in calls:
         call()  # warm-up
@@ -165,7 +150,7 @@ def time_calls_interleaved(fns: Sequence[Callable[[], Any]], *, repeats: int = 7
 
 
 def time_jit_interleaved(pairs: Sequence[tuple[Callable, tuple]], *, repeats: int = 7,
-                         min_time: float = 0.05) -> list[Timing]:
+                         min_time: float = 0.05, **kw) -> list[Timing]:
     """Compile ``jax.jit(fn)`` for each ``(fn, args)`` (timed apart), then time the calls interleaved
     (:func:`time_calls_interleaved`)."""
     import jax
@@ -176,7 +161,7 @@ def time_jit_interleaved(pairs: Sequence[tuple[Callable, tuple]], *, repeats: in
         compiled.append(jax.jit(fn).lower(*args).compile())
         compile_times.append(time.perf_counter() - t0)
     res = time_calls_interleaved([lambda c=c, a=a: c(*a) for c, (_, a) in zip(compiled, pairs)],
-                                 repeats=repeats, min_time=min_time)
+                                 repeats=repeats, min_time=min_time, **kw)
     for r, c, t in zip(res, compiled, compile_times):
         r.compile, r.fn = t, c
     return res
@@ -184,15 +169,7 @@ def time_jit_interleaved(pairs: Sequence[tuple[Callable, tuple]], *, repeats: in
 
 def time_jit(fn: Callable, *args, repeats: int = 7, min_time: float = 0.05, **kw) -> Timing:
     """Compile ``jax.jit(fn)`` for ``args`` (timed: trace + lower + XLA compile), then time calls."""
-    import jax
-
-    t0 = time.perf_counter()
-    compiled = jax.jit(fn).lower(*args).compile()
-    t_compile = time.perf_counter() - t0
-    res = time_call(lambda: compiled(*args), repeats=repeats, min_time=min_time, **kw)
-    res.compile = t_compile
-    res.fn = compiled
-    return res
+    return time_jit_interleaved([(fn, args)], repeats=repeats, min_time=min_time, **kw)[0]
 
 
 def jit_model(fn: Callable, model: Any) -> tuple[Callable, Any]:
