@@ -174,3 +174,37 @@ FAMILIES = {"planar CC": pcc_chain, "rigid arm": rigid_chain, "rigid/CC alternat
 def random_state(chain, seed: int = 0, scale: float = 0.5):
     rng = np.random.default_rng(seed)
     return tuple(rng.uniform(-scale, scale, chain.nq) for _ in range(4))
+
+
+# --- one soft body of each model (bench_soft_bodies, bench_deforming_sections) ---------------------
+
+def soft_bodies(kj) -> dict:
+    """Constructors of one body of each soft model, by row name, for the package ``kj`` (``kane_jax``
+    or a past revision of it, :mod:`_baseline`): the rods and the learned body on the default
+    quadrature (5 arc nodes × 2 × 4 section points), the variable-radius PCC of paper ``000_…`` Sim. 1
+    and an LVP body of paper ``003_…`` (stretch, two shears, twist, two bends; Neo-Hookean)."""
+    import importlib
+
+    import jax
+
+    from_lvp = importlib.import_module(kj.__name__ + ".bodies.lvp_primitives")
+    rod = dict(order=5, n_radial=2, n_angular=4)
+    return {
+        "PlanarConstantCurvature (± elongation)": lambda: kj.PlanarConstantCurvature(
+            0.2, 0.02, 1000.0, 1e6, 0.1, elongation=True, **rod),
+        "SpatialConstantCurvature": lambda: kj.SpatialConstantCurvature(0.2, 0.02, 1000.0, 1e6, 0.1, **rod),
+        "CosseratPCS (6 strains)": lambda: kj.CosseratPCS(0.2, 0.01, 1070.0, 1e6, tip_radius=0.005, damping=0.01,
+                                                          **rod),
+        "CosseratGVS (PGC basis, 6 Magnus steps)": lambda: kj.CosseratGVS(
+            0.2, 0.01, 1070.0, 6.66e8, poisson_ratio=0.4, tip_radius=0.005, damping=0.01,
+            basis=kj.PiecewiseGaussianCurvature(0.2), **rod),
+        "GodageSection": lambda: kj.GodageSection(0.15, 0.0125, 0.1, stiffness=200.0, damping=2.0, **rod),
+        "LearnedBody (MLP 16×2)": lambda: kj.LearnedBody(3, length=0.2, radius=0.02, key=jax.random.PRNGKey(0),
+                                                         stiffness=5.0, damping=0.1, **rod),
+        "VariableRadiusPCC": lambda: kj.VariableRadiusPCC(order=5, n_radial=2, n_angular=8),
+        "LVPBody (6 primitives, Neo-Hookean)": lambda: kj.LVPBody(
+            [from_lvp.Stretch(), from_lvp.Shear("y"), from_lvp.Shear("z"), from_lvp.Twist(), from_lvp.Bend("y"),
+             from_lvp.Bend("z")], 0.1, 0.02, 1000.0, kj.NeoHookean(1e5, 0.5, 0.05), order=4, n_radial=2,
+            n_angular=4),
+    }
+

@@ -20,6 +20,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # run from a checkout
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))  # _robots
 
 import jax  # noqa: E402
 
@@ -30,15 +31,15 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import kane_jax as kj  # noqa: E402
-from kane_jax.bodies import lvp_primitives as P  # noqa: E402
 
 
 def _models():
-    vr = kj.VariableRadiusPCC(order=5, n_radial=2, n_angular=8)
-    lvp = kj.LVPBody([P.Stretch(), P.Shear("y"), P.Shear("z"), P.Twist(), P.Bend("y"), P.Bend("z")], 0.1, 0.02,
-                     1000.0, kj.NeoHookean(1e5, 0.5, 0.05), order=4, n_radial=2, n_angular=4)
-    cc = kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 1e6, 0.1, elongation=True, order=5, n_radial=2, n_angular=4)
-    return [("PlanarConstantCurvature (peer)", cc), ("VariableRadiusPCC", vr), ("LVPBody (6 primitives)", lvp)]
+    from _robots import soft_bodies
+
+    bodies = soft_bodies(kj)
+    return [("PlanarConstantCurvature (peer)", bodies["PlanarConstantCurvature (± elongation)"]()),
+            ("VariableRadiusPCC", bodies["VariableRadiusPCC"]()),
+            ("LVPBody (6 primitives)", bodies["LVPBody (6 primitives, Neo-Hookean)"]())]
 
 
 def _time(fn, args, repeats, number):
