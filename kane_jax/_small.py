@@ -17,8 +17,7 @@ import jax.numpy as jnp
 
 from ._types import Array
 
-# axes up to this size are summed by element-wise adds (static slices), larger ones by ``jnp.sum``
-SMALL_SUM = 16
+SMALL_SUM = 16  # axes up to this size are summed by element-wise adds (static slices), longer by ``jnp.sum``
 # contractions with up to this many terms per output entry are summed over slices of the operands
 # (:func:`contract`), longer ones over slices of their broadcast product
 SMALL_TERMS = 16
@@ -45,12 +44,9 @@ def sum_small(x: Array, axis: int = 0) -> Array:
 def contract(spec: str, *operands: Array) -> Array:
     """``jnp.einsum(spec, *operands)`` as broadcast products and :func:`sum_small` (no dot kernel).
 
-    XLA:CPU compiles a whole ``while`` loop (a ``fori_loop`` of FD calls, a diffrax solve) into one
-    kernel when the loop holds no dot, convolution, scatter or custom call and its buffers are
-    small (``xla_cpu_small_while_loop_byte_threshold``, raised by the applications, see
-    ``docs/architecture.md``, "Whole loops as one kernel"): no per-kernel dispatch at all. An
-    ``einsum`` over the few sections of a rod is a dot and keeps the loop out; this is the same
-    contraction, element-wise. Explicit ``spec`` only (``"kab,kb->ka"``), no ellipsis.
+    XLA:CPU compiles a whole ``while`` loop with no dot (a diffrax solve) into one kernel
+    (``docs/architecture.md``, "Whole loops as one kernel"); an ``einsum`` over a rod's few sections
+    is a dot and keeps the loop out. Explicit ``spec`` only (``"kab,kb->ka"``), no ellipsis.
 
     With at most :data:`SMALL_TERMS` terms per output entry (the product of the summed axes' sizes),
     each term is a product of static slices of the operands and the terms are added
@@ -58,7 +54,7 @@ def contract(spec: str, *operands: Array) -> Array:
     slice by slice after it, is a buffer of its own under ``vmap`` (a ``(B, 5, 6, 3, 6)`` array for
     the Gram blocks ``"kja,kla->jl"`` of a six-strain rod, whose kernel recomputed its operands per
     entry: 13 % of the batched ID). Same association of the sums, so the same numbers (bit for bit
-    in eager mode). Longer contractions (the mass points of deforming bodies) keep the product.
+    in eager mode). Longer contractions (a deforming body's points) keep the product, summed axes last.
     """
     ins, out = _parse(spec)
     if len(ins) != len(operands):
@@ -98,14 +94,23 @@ def _aligned(x: Array, sub: str, target) -> Array:
 
 
 def _broadcast_contract(ins, out: str, operands) -> Array:
-    """:func:`contract` as one broadcast product summed over the summed axes (the last one first)."""
+    """:func:`contract` as one broadcast product summed over the summed axes (the last one first).
+
+    Summed axes longer than :data:`SMALL_SUM` (a deforming body's mass points) are laid out last
+    and reduced together: XLA:CPU reduced a major axis of the product 3.4× slower (a variable-radius
+    body's Gram sums ``"k,uka,vkb->uvab"`` over 80 points, 31 → 9 µs in a jitted loop, 2026-11-30).
+    """
     sizes = _sizes(ins, operands)
-    letters = list(sizes)
+    summed = [c for c in sizes if c not in out]
+    long = any(sizes[c] > SMALL_SUM for c in summed)
+    letters = list(out) + summed if long else list(sizes)
     prod = None
     for sub, x in zip(ins, operands):
         x = _aligned(x, sub, letters)
         prod = x if prod is None else prod * x
     prod = jnp.broadcast_to(prod, [sizes[c] for c in letters])
+    if long:
+        return jnp.sum(prod, axis=tuple(range(len(out), len(letters))))
     axes = list(letters)
     for c in reversed(letters):
         if c not in out:
