@@ -6,7 +6,11 @@ the 3-segment PCS arm's FD, which needs soromox).
 
 For each batch size, in one process, interleaved repeats: the 7-DoF arm's batched ID and mass matrix
 (where FD's time goes besides the solve), its FD with each solve, and the solve alone on the FD's own
-mass matrices; the outputs of the two FD variants are compared."""
+mass matrices; the outputs of the two FD variants are compared.
+
+FD with ``check=False``: the variants are called as ``Compiled`` objects, which JAX calls from Python
+when they hold a host callback (the check, ≈ 100 µs per call; ``benchmarks/README.md``, *Method*).
+"""
 import sys
 import time
 from pathlib import Path
@@ -59,8 +63,8 @@ for name, chain in chains.items():
         progs, outs = {}, {}
         variants = {"ID": (12, lambda ch, q, v, u: kj.inverse_dynamics(ch, q, v, u)),
                     "M": (12, lambda ch, q, v, u: kj.mass_matrix(ch, q)),
-                    "FD unrolled": (12, lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u)),
-                    "FD cho_factor": (0, lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u))}
+                    "FD unrolled": (12, lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u, check=False)),
+                    "FD cho_factor": (0, lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u, check=False))}
         for label, (limit, fn) in variants.items():
             rec.UNROLLED_CHOLESKY = rec.ROLLED_CHOLESKY = limit
             jax.clear_caches()

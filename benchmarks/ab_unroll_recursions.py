@@ -3,7 +3,11 @@
 Run: ``python benchmarks/ab_unroll_recursions.py 1024,16384 [pcs]`` (comma-separated batch sizes;
 ``pcs`` adds the 3-segment PCS arm's FD, which needs soromox).
 
-The 7-DoF arm's batched ID and FD (jit(vmap), chain as argument), interleaved repeats in one process."""
+The 7-DoF arm's batched ID and FD (jit(vmap), chain as argument), interleaved repeats in one process.
+
+FD with ``check=False``: the variants are called as ``Compiled`` objects, which JAX calls from Python
+when they hold a host callback (the check, ≈ 100 µs per call; ``benchmarks/README.md``, *Method*).
+"""
 import sys
 import time
 from pathlib import Path
@@ -23,13 +27,13 @@ import kane_jax._modules as km
 
 arm = _robots.kane_chain(_robots.iiwa_like())
 fns = {"ID": lambda ch, q, v, u: kj.inverse_dynamics(ch, q, v, u),
-       "FD": lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u)}
+       "FD": lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, u, check=False)}
 chains = {"ID": arm, "FD": arm}
 if "pcs" in sys.argv[2:]:  # also FD of the 3-segment SoRoMoX-equivalent PCS arm (needs soromox)
     import bench_soft_vs_soromox as soft
 
     chains["PCS3 FD"] = soft.make_kane(soft.make_soromox(3), 3)
-    fns["PCS3 FD"] = lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, jnp.zeros_like(q))
+    fns["PCS3 FD"] = lambda ch, q, v, u: kj.forward_dynamics(ch, q, v, jnp.zeros_like(q), check=False)
 print(jax.devices()[0].device_kind, jax.__version__, flush=True)
 for algo, fn in fns.items():
     params, static = eqx.partition(chains[algo], eqx.is_array)
