@@ -11,6 +11,7 @@ The package's own modules import each other relatively; the few absolute ``kane_
 from __future__ import annotations
 
 import importlib
+import io
 import re
 import subprocess
 import sys
@@ -38,9 +39,7 @@ def load(rev: str):
     root = Path(tempfile.mkdtemp(prefix="kane_jax_baseline_"))
     archive = subprocess.run(["git", "-C", str(REPO), "archive", "--format=tar", short, "kane_jax"], check=True,
                              capture_output=True).stdout
-    tar = root / "src.tar"
-    tar.write_bytes(archive)
-    with tarfile.open(tar) as t:
+    with tarfile.open(fileobj=io.BytesIO(archive)) as t:
         t.extractall(root, filter="data")
     (root / "kane_jax").rename(root / name)
     for path in (root / name).rglob("*.py"):

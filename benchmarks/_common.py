@@ -2,10 +2,10 @@
 
 Method (STYLE.md "Benchmarks", issue 7): compile time is measured apart from the steady state
 (``jax.jit(f).lower(*args).compile()``), calls through ``jax.jit(f)`` (which reuses that executable);
-every function is warmed up; each call blocks on its
-*outputs* (``jax.block_until_ready``); a measurement is the median over ``repeats`` repeats of the
-mean time of ``number`` back-to-back calls, reported with the min and max of the repeats; a peer
-(Pinocchio, MuJoCo, SoRoMoX, the Euler–Lagrange reference) is timed the same way in the same run.
+every function is warmed up; each call blocks on its *outputs* (``jax.block_until_ready``); a
+measurement is the median over ``repeats`` repeats of the mean time of ``number`` back-to-back
+calls, reported with the min and max of the repeats; a peer (Pinocchio, MuJoCo, SoRoMoX, the
+Euler–Lagrange reference) is timed the same way in the same run.
 
 XLA flags cannot be changed after JAX starts its backend, so ``--no-fusion-emitters`` and
 ``--recommended-flags`` have to be handled before the first computation: every script calls
@@ -156,11 +156,10 @@ def time_jit_interleaved(pairs: Sequence[tuple[Callable, tuple]], *, repeats: in
     time the calls of ``jax.jit(fn)`` interleaved (:func:`time_calls_interleaved`).
 
     The calls go through the ``jax.jit`` wrapper, as users call it; it finds the executable compiled
-    above in JAX's caches (its first call is checked not to compile). Not
-    through the ``Compiled`` object of ``lower().compile()``: JAX calls a program with a host
-    callback (the forward dynamics' finiteness check, ``equinox.error_if``) through that object on
-    its Python path, ≈ 100 µs more per call than through ``jax.jit`` (the 7-DoF arm's FD 137–144
-    against 30–34 µs, 2026-11-30), which the jitted function does not pay.
+    above in JAX's caches (its first call is checked not to compile). Not through the ``Compiled``
+    object of ``lower().compile()``: JAX calls a program with a host callback (the forward dynamics'
+    finiteness check, ``equinox.error_if``) through that object on its Python path, ≈ 100 µs more per
+    call than through ``jax.jit`` (the 7-DoF arm's FD 137–144 against 30–34 µs, 2026-11-30).
     """
     import jax
 
