@@ -16,7 +16,8 @@ The control follows the paper's two steps:
    one period; at each sample the equilibrium under gravity, elasticity and a Cartesian regulator
    ``Σ_i J_iᵀ K (x_i* − x_i(q))`` pulling each body's tip towards its reference is found by
    Newton's method in a trust region (Levenberg–Marquardt) on ``ID(q, 0, 0) − Σ J_iᵀ K (x_i* − x_i)``
-   (optimistix, warm-started along the samples; the free hanging rest state, ``K = 0``, first).
+   (optimistix, warm-started along the samples; the free hanging rest state, ``K = 0``, first;
+   the solver's Jacobian by central differences of one batched residual: ``_helicoid_statics.py``).
    The equilibria are fitted by a truncated Fourier series in time (the references are periodic),
    a smooth (C∞) configuration reference ``q*(t)``.
 2. **Collocated PFBL** (:class:`~kane_jax.control.CollocatedPFBL`) of the actuation coordinates —
@@ -43,13 +44,9 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optimistix as optx
 
 from ..actuation.tendon import Tendon
-from ..algorithms._fd_derivative import _partial_jvp
-from ..algorithms._recursion import inverse_dynamics_kernel
 from ..algorithms.actuation import work_coordinates
-from ..algorithms.kinematics import forward_kinematics
 from ..bodies.lvp import LVPBody
 from ..bodies.lvp_primitives import Bend, Shear, Stretch, Twist
 from ..bodies.materials import NeoHookean
@@ -60,14 +57,13 @@ from ..control.reference import ActuationReference, second_order_along
 from ..joints import Fixed
 from ..simulation import plotting
 from ._common import check_finite, output_dir, timed_simulate
+from ._helicoid_statics import rest_and_references, tips
 
 NAME = "003-sim1"
 DESCRIPTION = "trimmed-helicoid LVP arm (3 x 8 DoF), nine tendons, Newton statics + collocated PFBL"
 LENGTH, RADIUS, DENSITY, YOUNGS, ETA = 0.1, 0.03, 1000.0, 6e4, 0.02
 PERIOD = 4.0
-CIRCLE_RADII = (0.01, 0.02, 0.03)
-K_REGULATOR = 2000.0
-N_SAMPLES, N_HARMONICS = 24, 4
+N_HARMONICS = 4
 
 
 def _hanging_base() -> jnp.ndarray:
@@ -87,84 +83,6 @@ def make_chain(*, order: int = 2, n_radial: int = 1, n_angular: int = 4) -> Chai
             a = 2 * np.pi * k / 3 + 2 * np.pi * i / 9
             tendons.append(Tendon(i, [(RADIUS * np.cos(a), RADIUS * np.sin(a))], order=4))
     return Chain(modules, gravity=(0.0, 0.0, -9.81), actuators=tendons)
-
-
-def tips(chain: Chain, q) -> jax.Array:
-    """World positions ``(3, 3)`` of the three bodies' distal centres."""
-    return forward_kinematics(chain, q)[:, :3, 3]
-
-
-def _residual(q, reference, chain: Chain):
-    """``ID(q, 0, 0) − Σ_i J_iᵀ k (x_i* − x_i(q))`` (eq. 55 with a Cartesian regulator) for
-    ``reference = (x*, k)``: the scenario's gain ``K_REGULATOR``, or 0 for the free hanging statics."""
-    x_ref, gain = reference
-    spring = jax.grad(lambda x: 0.5 * gain * jnp.sum((x_ref - tips(chain, x)) ** 2))(q)
-    # the ID at q̇ = q̈ = 0 without tracing velocity terms (the ID kernel's qd=None: configuration-only jets)
-    return inverse_dynamics_kernel(chain, q, None, None) + spring
-
-
-@eqx.filter_custom_jvp
-def _residual_forward_jacobian(q, reference, chain: Chain):
-    """:func:`_residual` whose ``q``-derivative is its forward-mode Jacobian (24 tangents) applied, so
-    Levenberg–Marquardt's reverse-mode Jacobian transposes a product, not the ID (compile 67 → 50 s,
-    run 76 → 37 ms, pinned, 2026-11-29; ``docs/architecture.md``)."""
-    return _residual(q, reference, chain)
-
-
-@_residual_forward_jacobian.def_jvp
-def _residual_forward_jacobian_jvp(primals, tangents):
-    q, reference, chain = primals
-    dq, dref, dchain = tangents
-    def value_twice(x):  # under jacfwd(has_aux=True) the aux is the primal residual: no second program
-        r = _residual(x, reference, chain)
-        return r, r
-    jac, r = jax.jacfwd(value_twice, has_aux=True)(q)
-    dr = jnp.zeros_like(r) if dq is None else jac @ dq
-    if jax.tree.leaves((dref, dchain)):  # tangents in the references or the chain's parameters
-        dr = dr + _partial_jvp(lambda a, c: _residual(q, a, c), (reference, chain), (dref, dchain))[1]
-    return r, dr
-
-
-# optimistix traces the residual several times: a jitted one is traced once
-_static_residual = eqx.filter_jit(_residual_forward_jacobian)
-
-
-@eqx.filter_jit
-def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float = 1e-10):
-    """The hanging equilibrium, the sampled circle references and the statics along them.
-
-    Returns ``(q_rest, x_ref (S, 3, 3), q_eq (S, nq), steps (S + 1,), ok (S + 1,), residual (S, nq))``
-    (``steps`` and ``ok``: the rest configuration first; ``residual``: the static residual at each
-    ``q_eq``, from the solver's state): Levenberg–Marquardt on the static residual for the rest
-    configuration (regulator gain 0, from the straight arm), then at each sample, warm-started from
-    the previous equilibrium — one solver program for all ``S + 1`` solves (``docs/architecture.md``).
-    """
-    phase = 2 * jnp.pi * jnp.arange(n_samples) / n_samples
-    radii = jnp.asarray(CIRCLE_RADII)
-    offs = jnp.stack([jnp.cos(phase) - 1, jnp.sin(phase), jnp.zeros_like(phase)], axis=1)  # (S, 3)
-    trust = optx.LevenbergMarquardt(rtol=rtol, atol=rtol)
-
-    def step(carry, k):
-        # Newton's steps inside a trust region (Levenberg–Marquardt on the residual): plain Newton
-        # overshoots into the bending primitives' domain limit when the references pull hard
-        # jac="bwd": the Jacobian materialized by reverse mode; the default forward linearization kept
-        # every intermediate of the residual in the solver's loop state (first call 585 -> 315 s,
-        # XLA compile 525 -> 238 s, run 17.5 -> 21.4 s; equilibria equal to 7e-14; 2026-11-26)
-        q, x0 = carry
-        rest = k == 0
-        xr = x0 + radii[:, None] * offs[jnp.maximum(k - 1, 0)][None, :]  # (3 tips, 3)
-        gain = jnp.where(rest, 0.0, K_REGULATOR)
-        sol = optx.least_squares(lambda x, a: _static_residual(x, a, chain), trust, q, args=(xr, gain),
-                                 max_steps=200, throw=False, options=dict(jac="bwd"))
-        x0 = jnp.where(rest, tips(chain, sol.value), x0)
-        # the residual at the answer: Gauss–Newton methods keep it in their state (evaluated where they
-        # accepted the last step), so no second program of the residual is compiled to report it
-        resid = sol.state.f_info.residual
-        return (sol.value, x0), (sol.value, xr, sol.stats["num_steps"], sol.result == optx.RESULTS.successful, resid)
-
-    init = (jnp.zeros(chain.nq), jnp.zeros((3, 3)))
-    _, (qs, x_ref, steps, ok, resid) = jax.lax.scan(step, init, jnp.arange(n_samples + 1))
-    return qs[0], x_ref[1:], qs[1:], steps, ok, resid[1:]
 
 
 class FourierReference(eqx.Module):

@@ -1,0 +1,76 @@
+"""003-sim1's statics: the central-difference Jacobian against autodiff, and the solves it drives
+against Levenberg–Marquardt with optimistix's own autodiff Jacobian (the scenario's arm itself is
+in the ``slow`` scenario test: its statics compile for tens of seconds)."""
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optimistix as optx
+import pytest
+
+import kane_jax as kj
+from kane_jax.scenarios import _helicoid_statics as hs
+
+
+def _three_rods():
+    """Three soft constant-curvature segments hanging in the x–y plane: a cheap three-module chain
+    with the scenario's residual (ID at rest + Cartesian regulator on the three tips)."""
+    soft = kj.PlanarConstantCurvature(0.2, 0.02, 1062.0, 2.0e5, 0.05, order=3, n_radial=1, n_angular=3)
+    base = np.array([[0.0, 1.0, 0.0, 0.0], [-1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0], [0.0, 0.0, 0.0, 1.0]])
+    return kj.Chain([(kj.Fixed(base), soft), (kj.Fixed(), soft), (kj.Fixed(), soft)], gravity=(0.0, -9.81, 0.0))
+
+
+@pytest.mark.parametrize("at_rest", [True, False])
+def test_central_jacobian_matches_autodiff(at_rest, rng):
+    chain = _three_rods()
+    q = jnp.zeros(3) if at_rest else jnp.asarray(rng.uniform(-1.0, 1.0, 3))
+    reference = (jnp.asarray(rng.normal(size=(3, 3)) * 0.1), jnp.asarray(hs.K_REGULATOR))
+
+    @eqx.filter_jit
+    def both(q, reference, chain):
+        fn = lambda x: hs._residual(x, reference, chain)  # noqa: E731
+        return hs.central_jacobian(fn, q), (fn(q), jax.jacfwd(fn)(q))
+
+    (r, jac), (r_ad, jac_ad) = both(q, reference, chain)
+    np.testing.assert_allclose(r, r_ad, rtol=0, atol=1e-14 * float(jnp.max(jnp.abs(r_ad))))
+    # central differences with h = eps^(1/3): ≈ eps^(2/3) ≈ 4e-11 relative to the Jacobian's scale
+    scale = float(jnp.max(jnp.abs(jac_ad)))
+    assert scale > 1.0
+    np.testing.assert_allclose(jac, jac_ad, rtol=0, atol=1e-8 * scale)
+
+
+def test_central_jacobian_of_a_closed_form():
+    # fn(q) = (sin q0 q1, exp(q1) + q0^3): Jacobian [[q1 cos q0 q1, q0 cos q0 q1], [3 q0^2, exp q1]]
+    q = jnp.array([0.7, -1.3])
+    r, jac = hs.central_jacobian(lambda x: jnp.stack([jnp.sin(x[0] * x[1]), jnp.exp(x[1]) + x[0] ** 3]), q)
+    c = np.cos(0.7 * -1.3)
+    exact = np.array([[-1.3 * c, 0.7 * c], [3 * 0.49, np.exp(-1.3)]])
+    np.testing.assert_allclose(r, [np.sin(0.7 * -1.3), np.exp(-1.3) + 0.343], rtol=1e-15)
+    np.testing.assert_allclose(jac, exact, rtol=1e-9)
+
+
+def test_statics_equal_the_solves_with_the_autodiff_jacobian():
+    """The scenario's solve program (differences) and Levenberg–Marquardt differentiating the residual
+    itself (optimistix's reverse-mode Jacobian): the same equilibria along the references."""
+    chain = _three_rods()
+    q_rest, x_ref, q_eq, steps, ok, resid = hs.rest_and_references(chain, n_samples=3)
+    assert bool(jnp.all(ok)) and float(jnp.max(jnp.abs(resid))) < 1e-9
+
+    @eqx.filter_jit
+    def oracle(chain, q0, xr, gain):
+        solver = optx.LevenbergMarquardt(rtol=1e-10, atol=1e-10)
+        sol = optx.least_squares(lambda x, a: hs._residual(x, a, chain), solver, q0, args=(xr, gain), max_steps=200,
+                                 throw=False, options=dict(jac="bwd"))
+        return sol.value, sol.result == optx.RESULTS.successful
+
+    rest, ok0 = oracle(chain, jnp.zeros(3), jnp.zeros((3, 3)), jnp.asarray(0.0))
+    assert bool(ok0)
+    np.testing.assert_allclose(q_rest, rest, rtol=0, atol=1e-10)
+    previous = rest
+    for k in range(3):  # warm-started along the samples, as the scenario's scan
+        q, ok_k = oracle(chain, previous, x_ref[k], jnp.asarray(hs.K_REGULATOR))
+        assert bool(ok_k)
+        np.testing.assert_allclose(q_eq[k], q, rtol=0, atol=1e-10)
+        previous = q
+    assert float(jnp.max(jnp.abs(q_eq - q_rest[None]))) > 1e-3  # the regulator moved the arm: a real test
