@@ -164,7 +164,7 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
     traj, info = timed_simulate(chain, rest, jnp.zeros(chain.nq), t_end, control=law, n_save=n_save, rtol=rtol,
                                 atol=rtol / 10)
     check_finite(traj, NAME)
-    y_ref, y, tip_path = _post(chain, ctrl, traj.ts, traj.q)
+    y_ref, y, tip_path = _post(chain, ref_q, traj.ts, traj.q)
     tip_path = np.asarray(tip_path)  # (T, 3, 3)
     summary = {"name": NAME, "description": DESCRIPTION, **info, "nq": chain.nq, "nu": chain.nu,
                "pull_only": pull_only, "statics_s": statics_s, "statics_newton_steps_max": int(jnp.max(steps)),
@@ -184,12 +184,15 @@ def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float =
 
 
 @eqx.filter_jit
-def _post(chain: Chain, ctrl: CollocatedPFBL, ts, qs):
-    """``y*``, ``y`` and the tip paths in one compiled call (eagerly they cost minutes). (The statics
+def _post(chain: Chain, ref_q: FourierReference, ts, qs):
+    """``y* = h(q*(t))``, ``y = h(q)`` and the tip paths in one compiled call (eagerly they cost
+    minutes): the tendon map ``h`` once, over the reference and the trajectory together (the PFBL's
+    reference would trace it to second order for ``ẏ*`` and ``ÿ*``, unused here). (The statics
     residuals come from the solver: evaluated here they compiled for ≈ 10 s more, pinned, 2026-11-27.)"""
-    y_ref = jax.vmap(lambda t: ctrl.reference(t)[0])(ts)
-    y = jax.vmap(lambda q: work_coordinates(chain, q))(qs)
-    return y_ref, y, jax.vmap(lambda q: tips(chain, q))(qs)
+    q_ref = jax.vmap(lambda t: ref_q(t)[0])(ts)
+    y_both = jax.vmap(lambda q: work_coordinates(chain, q))(jnp.concatenate([q_ref, qs]))
+    n = ts.shape[0]
+    return y_both[:n], y_both[n:], jax.vmap(lambda q: tips(chain, q))(qs)
 
 
 def _plots(chain, traj, x_ref, tip_path, y, y_ref, out) -> list[str]:
