@@ -8,11 +8,12 @@ warm-started from the previous equilibrium: one compiled solver program for all 
 The solver's ``q``-Jacobian of the residual is formed by central differences of one batched
 (``vmap``) evaluation of the residual at ``q ± h e_j`` (:func:`central_jacobian`), not by
 forward-mode autodiff: the solver's program then holds the residual's primal code only, no
-tangent code of the three LVP bodies' static ID. Measured (pinned, 2026-12-01): XLA compile of the
-statics 47.6 → 19.0 s, the same run time (8.7 vs 9.4 s), the same Levenberg–Marquardt step counts
-(± 2 per solve) and equilibria equal to 2.9e-13 (their scale 0.49). Newton's method converges
+tangent code of the three LVP bodies' static ID. Measured (pinned, alternating with the forward
+Jacobian twice, 2026-12-01): XLA compile of the statics 44.4 / 47.7 → 18.3 / 12.1 s, the solves as
+fast (9.3 / 7.3 vs 10.1 / 7.7 s), Levenberg–Marquardt steps 331 → 327 over the 25 solves and
+equilibria equal to 8.7e-14 (their scale 0.49; ``docs/architecture.md``). Newton's method converges
 to the root of the residual whatever the Jacobian's rounding; the differences' relative error
-(≈ 1e-10) only perturbs its quadratic rate. Tangents in the references or the chain's parameters
+(≈ ε^{2/3} ≈ 4e-11) only perturbs its quadratic rate. Tangents in the references or the chain's parameters
 (implicit differentiation through the solves) still go through the residual's own JVP.
 """
 
