@@ -44,6 +44,21 @@ def test_equilibrium_gradient_matches_finite_differences(arm):
     assert float(jnp.min(jnp.abs(jac[:2, :]).max(axis=0))) > 1e-2  # a non-trivial sensitivity
 
 
+def test_equilibrium_by_differences_equals_autodiff(arm):
+    """The tangent stiffness by central differences: the same root as the forward-mode Newton, and
+    gradients (implicit function theorem through the differences' Jacobian) to its accuracy."""
+    exact = equilibrium(arm, U, jnp.zeros(4))
+    diff = equilibrium(arm, U, jnp.zeros(4), jacobian="differences")
+    assert bool(diff.success) and float(jnp.max(jnp.abs(diff.residual))) < 1e-10
+    np.testing.assert_allclose(diff.q, exact.q, rtol=0, atol=1e-12)
+    jac = jax.jacfwd(lambda u: equilibrium(arm, u, jnp.zeros(4)).q)(U)
+    jac_diff = jax.jacfwd(lambda u: equilibrium(arm, u, jnp.zeros(4), jacobian="differences").q)(U)
+    # ≈ eps^(2/3) relative error of the differences, times the tangent stiffness's condition
+    np.testing.assert_allclose(jac_diff, jac, rtol=0, atol=1e-8 * float(jnp.max(jnp.abs(jac))))
+    with pytest.raises(ValueError, match="jacobian"):
+        equilibrium(arm, U, jnp.zeros(4), jacobian="fd")
+
+
 def test_holding_input_fully_actuated_roundtrip():
     arm = wr.hybrid_arm(actuate_body=True, gains=(2.0, 0.5))
     q = jnp.array([0.4, -0.3, 0.6, 0.01])

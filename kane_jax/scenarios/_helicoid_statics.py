@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import optimistix as optx
 
+from .._differences import central_jacobian
 from ..algorithms._fd_derivative import _partial_jvp
 from ..algorithms._recursion import inverse_dynamics_kernel
 from ..algorithms.kinematics import forward_kinematics
@@ -46,29 +47,6 @@ def _residual(q, reference, chain: Chain):
     spring = jax.grad(lambda x: 0.5 * gain * jnp.sum((x_ref - tips(chain, x)) ** 2))(q)
     # the ID at q̇ = q̈ = 0 without tracing velocity terms (the ID kernel's qd=None: configuration-only jets)
     return inverse_dynamics_kernel(chain, q, None, None) + spring
-
-
-def central_jacobian(fn, q):
-    """``(fn(q), ∂fn/∂q)`` with the Jacobian by central differences, all ``2 n + 1`` evaluations of
-    ``fn`` in one ``vmap``.
-
-    Steps ``h_j = ε^{1/3} max(|q_j|, 1)`` (ε: the dtype's machine epsilon; the step that balances the
-    differences' truncation and rounding errors), divided by the representable difference
-    ``(q_j + h_j) − (q_j − h_j)``. Relative error ≈ ε^{2/3} (≈ 4e-11 in float64) for a smooth ``fn``.
-
-    Arguments:
-        fn: function of ``q`` of shape ``(n,)`` to an array of shape ``(m,)``.
-        q: the point, shape ``(n,)``.
-
-    Returns:
-        ``(fn(q) (m,), jacobian (m, n))``.
-    """
-    n = q.shape[0]
-    h = jnp.finfo(q.dtype).eps ** (1.0 / 3.0) * jnp.maximum(jnp.abs(q), 1.0)
-    plus, minus = q[None] + jnp.diag(h), q[None] - jnp.diag(h)
-    values = jax.vmap(fn)(jnp.concatenate([q[None], plus, minus]))
-    steps = jnp.diagonal(plus) - jnp.diagonal(minus)
-    return values[0], ((values[1:n + 1] - values[n + 1:]) / steps[:, None]).T
 
 
 @eqx.filter_custom_jvp

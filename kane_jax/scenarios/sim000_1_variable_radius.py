@@ -63,7 +63,8 @@ def run(t1: float | None = None, out_dir=None) -> dict:
     traj, info = timed_simulate(chain, z, z, t1, control=U, n_save=201, solver="ros34pw2", rtol=RTOL, atol=ATOL)
     check_finite(traj, NAME)
     # residual forces stall at ≈ 4e-12 (round-off of the MPa-scale pressure forces): atol 1e-9 on them
-    eq = equilibrium(chain, U, traj.q[-1], rtol=1e-10, atol=1e-9, max_steps=100, throw=False)
+    # the tangent stiffness by differences: the same root, half the compile (`kj.equilibrium`)
+    eq = equilibrium(chain, U, traj.q[-1], rtol=1e-10, atol=1e-9, max_steps=100, throw=False, jacobian="differences")
     q = np.asarray(traj.q).reshape(-1, 3, 4)
     plt = plotting._pyplot()
     fig, axs = plt.subplots(2, 1, figsize=(7, 6), sharex=True)
