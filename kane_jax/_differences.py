@@ -11,11 +11,14 @@ Jacobian's rounding, only the rate does.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 
 from ._types import Array
+from .algorithms._fd_derivative import _partial_jvp
 
 
 def central_jacobian(fn: Callable[[Array], Array], q: Array) -> tuple[Array, Array]:
@@ -39,3 +42,32 @@ def central_jacobian(fn: Callable[[Array], Array], q: Array) -> tuple[Array, Arr
     values = jax.vmap(fn)(jnp.concatenate([q[None], plus, minus]))
     steps = jnp.diagonal(plus) - jnp.diagonal(minus)
     return values[0], ((values[1:n + 1] - values[n + 1:]) / steps[:, None]).T
+
+
+def with_difference_jacobian(fn: Callable[..., Array]) -> Callable[..., Array]:
+    """``fn(q, *rest)`` whose derivative in ``q`` is its :func:`central_jacobian` applied (tangents of
+    ``rest`` through ``fn``'s own JVP), so that a solver's program holds ``fn``'s primal code only.
+
+    Arguments:
+        fn: function of ``q`` ``(n,)`` and further pytree arguments, to ``(m,)``.
+
+    Returns:
+        The same function with that custom JVP (``equinox.filter_custom_jvp``), same values.
+    """
+
+    @eqx.filter_custom_jvp
+    def wrapped(q, *rest: Any):
+        return fn(q, *rest)
+
+    @wrapped.def_jvp
+    def _jvp(primals, tangents):
+        q, *rest = primals
+        dq, *drest = tangents
+        r, jac = central_jacobian(lambda x: fn(x, *rest), q)
+        dr = jnp.zeros_like(r) if dq is None else jac @ dq
+        if jax.tree.leaves(drest):  # tangents in the other arguments (a chain's parameters, an input)
+            dr = dr + _partial_jvp(lambda *xs: fn(q, *xs), tuple(rest), tuple(drest))[1]
+        return r, dr
+
+    wrapped.__doc__ = fn.__doc__
+    return wrapped

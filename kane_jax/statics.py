@@ -14,17 +14,15 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 import jax.scipy.linalg as jsl
 import optimistix as optx
 
 from . import _checks
-from ._differences import central_jacobian
+from ._differences import with_difference_jacobian
 from ._dispatch import _eager, entry_jit
 from ._newton import NewtonAtRoot
 from ._types import Array, Config, Float, Vec3
-from .algorithms._fd_derivative import _partial_jvp
 from .algorithms._recursion import inverse_dynamics_kernel, tip_wrench
 from .algorithms.actuation import generalized_input, input_matrix
 from .algorithms.inverse_dynamics import check_gravity
@@ -170,29 +168,12 @@ _NOT_CONVERGED = ("equilibrium: Newton–Raphson on ID(q, 0, 0) = A(q)ᵀu did n
                   "`max_steps`, or `throw=False` to inspect it.")
 
 
-@eqx.filter_custom_jvp
-def _residual_by_differences(chain, q, u, gravity, tip_force, tip_torque):
-    """:func:`_residual` whose ``q``-derivative is its central-difference Jacobian applied (tangents of
-    the other arguments through the residual's own JVP)."""
-    return _residual(chain, q, u, gravity, tip_force, tip_torque)
-
-
-@_residual_by_differences.def_jvp
-def _residual_by_differences_jvp(primals, tangents):
-    chain, q, u, gravity, tip_force, tip_torque = primals
-    dchain, dq, du, dgravity, dforce, dtorque = tangents
-    r, jac = central_jacobian(lambda x: _residual(chain, x, u, gravity, tip_force, tip_torque), q)
-    dr = jnp.zeros_like(r) if dq is None else jac @ dq
-    others = (dchain, du, dgravity, dforce, dtorque)
-    if jax.tree.leaves(others):
-        dr = dr + _partial_jvp(lambda c, v, g, f, t: _residual(c, q, v, g, f, t),
-                               (chain, u, gravity, tip_force, tip_torque), others)[1]
-    return r, dr
-
-
 # jitted inside the solve: optimistix traces the residual several times (its structure, the first
 # iterate, the loop body); a jitted function's trace is reused and its Jacobian built from the jaxpr
-_residual_once = {"autodiff": eqx.filter_jit(_residual), "differences": eqx.filter_jit(_residual_by_differences)}
+# (by differences: the q-derivative from central differences of one batched residual, _differences.py)
+_residual_by_differences = with_difference_jacobian(lambda q, chain, u, *loads: _residual(chain, q, u, *loads))
+_residual_once = {"autodiff": eqx.filter_jit(_residual),
+                  "differences": eqx.filter_jit(lambda chain, q, *rest: _residual_by_differences(q, chain, *rest))}
 
 
 @eqx.filter_jit

@@ -6,7 +6,7 @@ for the free hanging rest state (``k = 0``), then at each sample of the three ci
 warm-started from the previous equilibrium: one compiled solver program for all solves.
 
 The solver's ``q``-Jacobian of the residual is formed by central differences of one batched
-(``vmap``) evaluation of the residual at ``q ± h e_j`` (:func:`central_jacobian`), not by
+(``vmap``) evaluation of the residual at ``q ± h e_j`` (``_differences.with_difference_jacobian``), not by
 forward-mode autodiff: the solver's program then holds the residual's primal code only, no
 tangent code of the three LVP bodies' static ID. Measured (pinned, alternating with the forward
 Jacobian twice, 2026-12-01): XLA compile of the statics 44.4 / 47.7 → 18.3 / 12.1 s, the solves as
@@ -24,8 +24,7 @@ import jax
 import jax.numpy as jnp
 import optimistix as optx
 
-from .._differences import central_jacobian
-from ..algorithms._fd_derivative import _partial_jvp
+from .._differences import with_difference_jacobian
 from ..algorithms._recursion import inverse_dynamics_kernel
 from ..algorithms.kinematics import forward_kinematics
 from ..chain import Chain
@@ -49,26 +48,8 @@ def _residual(q, reference, chain: Chain):
     return inverse_dynamics_kernel(chain, q, None, None) + spring
 
 
-@eqx.filter_custom_jvp
-def _residual_with_differences(q, reference, chain: Chain):
-    """:func:`_residual` whose ``q``-derivative is its central-difference Jacobian applied (see the
-    module docstring), so the solver's reverse-mode Jacobian transposes a matrix product."""
-    return _residual(q, reference, chain)
-
-
-@_residual_with_differences.def_jvp
-def _residual_with_differences_jvp(primals, tangents):
-    q, reference, chain = primals
-    dq, dref, dchain = tangents
-    r, jac = central_jacobian(lambda x: _residual(x, reference, chain), q)
-    dr = jnp.zeros_like(r) if dq is None else jac @ dq
-    if jax.tree.leaves((dref, dchain)):  # tangents in the references or the chain's parameters
-        dr = dr + _partial_jvp(lambda a, c: _residual(q, a, c), (reference, chain), (dref, dchain))[1]
-    return r, dr
-
-
 # optimistix traces the residual several times: a jitted one is traced once
-_static_residual = eqx.filter_jit(_residual_with_differences)
+_static_residual = eqx.filter_jit(with_difference_jacobian(_residual))
 
 
 @eqx.filter_jit
