@@ -64,8 +64,11 @@ class PDCompensation(eqx.Module):
         if self.chain.nu == 0:
             return self.kp * (q_d - q) + self.kd * (qd_d - qd) + static
         h = lambda x: work_coordinates(self.chain, x)
-        y, yd = jax.jvp(h, (q,), (qd,))
-        y_d, yd_d = jax.jvp(h, (q_d,), (qd_d,))
         b = input_matrix(self.chain, q_bar)
+        if self.compensate == "current":  # ẏ = A(q) q̇ = B(q)ᵀ q̇ from the B the compensation needs anyway
+            y, yd = h(q), b.T @ qd
+        else:
+            y, yd = jax.jvp(h, (q,), (qd,))
+        y_d, yd_d = jax.jvp(h, (q_d,), (qd_d,))
         comp = solve_input(b, static)  # A(q̄)⁺ᵀ ID(q̄, 0, 0)
         return self.kp * (y_d - y) + self.kd * (yd_d - yd) + comp

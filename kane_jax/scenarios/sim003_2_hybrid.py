@@ -141,9 +141,10 @@ class HybridTask(eqx.Module):
         def pfbl():
             return jnp.concatenate([self.pfbl(t, q, qd), jnp.zeros(3, dtype=q.dtype)])
 
-        # one law per call (a `where` of the two evaluated both: ≈ 25 µs of each ≈ 160 µs vector-field
-        # evaluation); under `vmap` the `cond` becomes that `where` again
-        u = pfbl() if self.pd is None else jax.lax.cond(t < self.t_switch, pfbl, lambda: self.pd(t, q, qd))
+        # both laws, then a `where`: outside a `lax.cond`'s branches XLA merges the PFBL's model terms
+        # with the FD's and the two laws' tendon Jacobians with the pull-only wrapper's (docs/architecture.md,
+        # *Both laws, one merge*)
+        u = pfbl() if self.pd is None else jnp.where(t < self.t_switch, pfbl(), self.pd(t, q, qd))
         s = jnp.clip((t - self.t_grip) / self.ramp, 0.0, 1.0)
         return jnp.concatenate([u, (self.pressure * s**2 * (3 - 2 * s))[None]])
 

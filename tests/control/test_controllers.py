@@ -94,6 +94,39 @@ def test_pd_compensation_soft_arm_regulates_to_equilibrium(soft):
     np.testing.assert_allclose(traj.q[-1], eq.q, atol=1e-4)
 
 
+def test_pd_compensation_equals_its_definition_with_nonlinear_work_coordinates():
+    # a tendon on a helix through a planar CC segment (h(q) nonlinear, 1 input for 2 coordinates);
+    # oracle: u = Kp (y_d − y) + Kd (ẏ_d − ẏ) + A(q̄)⁺ᵀ ID(q̄, 0, 0) written out with ẏ = jvp(h), the
+    # public ID and NumPy's least squares, for q̄ = q ("current") and q̄ = q_d ("desired")
+    helix = lambda turns: lambda s: 0.012 * jnp.stack([jnp.cos(2 * jnp.pi * turns * s),  # noqa: E731
+                                                       jnp.sin(2 * jnp.pi * turns * s)])
+    cc = kj.PlanarConstantCurvature(0.3, 0.02, 1000.0, 1e5, elongation=True, order=2, n_radial=1, n_angular=3)
+    chain = kj.Chain([(kj.Fixed(), cc)], gravity=(0.0, -9.81, 0.0), actuators=[kj.Tendon(0, helix(1.0), order=3)])
+    ref = QuinticReference([0.0, 0.0], [0.5, 0.05], 2.0)
+    kp, kd = 30.0, 4.0
+    laws = [PDCompensation(chain, ref, kp=kp, kd=kd, compensate=c) for c in ("current", "desired")]
+    h = lambda x: work_coordinates(chain, x)  # noqa: E731
+    rng = np.random.default_rng(11)
+    q = jnp.asarray(rng.normal(size=2)) * jnp.array([0.4, 0.05])
+    qd = jnp.asarray(rng.normal(size=2))
+    t = 0.7
+
+    @jax.jit
+    def oracle(q, qd):
+        q_d, qd_d, _ = ref(t)
+        y, yd = jax.jvp(h, (q,), (qd,))
+        y_d, yd_d = jax.jvp(h, (q_d,), (qd_d,))
+        pd = kp * (y_d - y) + kd * (yd_d - yd)
+        static = [kj.inverse_dynamics(chain, x, jnp.zeros(2), jnp.zeros(2)) for x in (q, q_d)]
+        return pd, static, [jax.jacfwd(h)(x) for x in (q, q_d)]
+
+    pd, static, jac = oracle(q, qd)
+    u = eqx.filter_jit(lambda q, qd: [law(t, q, qd) for law in laws])(q, qd)
+    for name, u_law, s, a in zip(("current", "desired"), u, static, jac):
+        comp = np.linalg.lstsq(np.asarray(a).T, np.asarray(s), rcond=None)[0]
+        assert_rel(u_law, pd + comp, 1e-12, f"PD + compensation ({name}) against its definition")
+
+
 def test_controller_bad_inputs(soft):
     with pytest.raises(ValueError, match="fully actuated"):
         ComputedTorque(soft, jnp.zeros(4))

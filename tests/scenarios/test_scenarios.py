@@ -62,10 +62,10 @@ def test_hybrid_scenario_pfbl_tracks_cubic(tmp_path):
     _files_ok(s)
 
 
-def test_hybrid_task_runs_one_law_at_a_time():
+def test_hybrid_task_switches_laws_at_the_windows():
     """003-sim2's law: the PFBL (tendons zero) before T₁, the PD after, the pressure's cubic ramp from
-    T₂ — one ``lax.cond`` per call, and the ``where`` it becomes under ``vmap``. Oracle: the two
-    laws (stand-ins of the right sizes) and the ramp ``p s² (3 − 2 s)`` evaluated apart, exactly."""
+    T₂ — a ``where`` of both laws, per call and under ``vmap``. Oracle: the two laws (stand-ins of
+    the right sizes) and the ramp ``p s² (3 − 2 s)`` evaluated apart, exactly."""
     from kane_jax.scenarios.sim003_2_hybrid import HybridTask
 
     pfbl = lambda t, q, qd: jnp.sin(t) * q[:6] + qd[:6]  # noqa: E731
