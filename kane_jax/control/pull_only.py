@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 
 import equinox as eqx
 import jax.numpy as jnp
+import numpy as np
 
 from .._types import Array, Config
 from ..algorithms.actuation import input_matrix
@@ -47,6 +48,9 @@ class PullOnly(eqx.Module):
     chain: Chain
     pulling: tuple[int, ...] = eqx.field(static=True)
     match: tuple[int, ...] = eqx.field(static=True)
+    # the actuators that own a pulling input, and each pulling input's column among theirs
+    owners: tuple[int, ...] = eqx.field(static=True)
+    columns: tuple[int, ...] = eqx.field(static=True)
     minimum: Array
     maximum: Array | None
     pretension: Array | None
@@ -65,16 +69,30 @@ class PullOnly(eqx.Module):
         self.controller = controller
         self.chain = chain
         self.pulling = idx
+        self.owners, self.columns = _owning_actuators(chain, idx)
         self.minimum = jnp.asarray(minimum, dtype=float)
         self.maximum = None if maximum is None else jnp.asarray(maximum, dtype=float)
         self.pretension = None if pretension is None else jnp.asarray(pretension, dtype=float)
 
     def __call__(self, t, q: Config, qd: Config) -> Array:
         u = self.controller(t, q, qd)
-        b = input_matrix(self.chain, q)[jnp.asarray(self.match)]  # (rows matched, nu)
+        # B's columns of the pulling inputs only (003-sim2: its tendons', not its gripper's pressure
+        # through an LVP body): the actuators that own them, as a chain of their own
+        owners = eqx.tree_at(lambda c: c.actuators, self.chain, tuple(self.chain.actuators[i] for i in self.owners))
+        b = input_matrix(owners, q)[jnp.asarray(self.match)][:, jnp.asarray(self.columns)]  # (rows matched, pulling)
         pull = jnp.asarray(self.pulling)
-        tau_d = b[:, pull] @ u[pull]  # what the pulling inputs were asked to produce
-        tension = allocate_tensions(b[:, pull].T, tau_d, minimum=self.minimum.astype(q.dtype),
+        tau_d = b @ u[pull]  # what the pulling inputs were asked to produce
+        tension = allocate_tensions(b.T, tau_d, minimum=self.minimum.astype(q.dtype),
                                     maximum=None if self.maximum is None else self.maximum.astype(q.dtype),
                                     pretension=None if self.pretension is None else self.pretension.astype(q.dtype))
         return u.at[pull].set(tension.astype(u.dtype))
+
+
+def _owning_actuators(chain: Chain, inputs: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """The actuators (indices into ``chain.actuators``, in order) that own the inputs ``inputs``, and
+    each input's column in the input matrix of those actuators alone."""
+    starts = np.cumsum([0] + [a.nu for a in chain.actuators])
+    owner_of = [int(np.searchsorted(starts, i, side="right")) - 1 for i in inputs]
+    owners = tuple(sorted(set(owner_of)))
+    offset = dict(zip(owners, np.cumsum([0] + [chain.actuators[k].nu for k in owners])))
+    return owners, tuple(int(offset[k] + i - starts[k]) for i, k in zip(inputs, owner_of))

@@ -80,3 +80,26 @@ def test_nothing_asked_gives_the_pretension_in_the_null_space(arm_state):
     law = PullOnly(lambda t, q, qd: jnp.zeros(4), ch, pulling=(1, 2, 3), match=(1, 2))
     # all three bounds active: the interior-point solver stops ≈ 3e-6 N inside them (measured)
     np.testing.assert_allclose(eqx.filter_jit(law)(0.0, q, qd), np.zeros(4), atol=1e-5)
+
+
+def test_pulling_inputs_of_some_actuators_use_their_columns_only():
+    # a two-input joint motor (its second input pulling), three tendons (the first not pulling): the
+    # law builds B from the owning actuators alone; oracle: the whole chain's actuation matrix, its
+    # pulling columns, and the same allocation
+    from kane_jax.control import allocate_tensions
+
+    link = kj.RigidBody(0.5, (0.1, 0.0, 0.0), jnp.diag(jnp.array([1e-4, 2e-3, 2e-3])),
+                        tip=make_pose(jnp.eye(3), jnp.array([0.2, 0.0, 0.0])))
+    seg = kj.CosseratPCS(0.2, 0.01, strains=("bend_y", "bend_z", "stretch"))
+    tendons = [kj.Tendon(2, [(0.008 * np.cos(a), 0.008 * np.sin(a))]) for a in (0.0, 2.1, 4.2)]
+    ch = kj.Chain([(kj.Revolute((0, 0, 1)), link), (kj.Revolute((0, 1, 0)), link), (kj.Fixed(), seg)],
+                  gravity=(0.0, 0.0, -9.81), actuators=[kj.JointMotor([0, 1]), *tendons])
+    q, qd = jnp.array([0.3, -0.2, 0.8, -0.4, 0.02]), jnp.zeros(5)
+    asked = jnp.array([0.7, 0.4, 1.0, 2.5, -1.5])
+    pulling, match = (1, 3, 4), (1, 2, 3)
+    u = np.asarray(eqx.filter_jit(PullOnly(lambda t, q, qd: asked, ch, pulling=pulling, match=match))(0.0, q, qd))
+    b = np.asarray(kj.actuation_matrix(ch, q))[np.ix_(match, pulling)]
+    want = np.asarray(allocate_tensions(jnp.asarray(b.T), jnp.asarray(b @ np.asarray(asked)[list(pulling)]),
+                                        minimum=jnp.asarray(0.0)))
+    np.testing.assert_allclose(u[list(pulling)], want, rtol=1e-9, atol=1e-12)
+    np.testing.assert_array_equal(u[[0, 2]], np.asarray(asked)[[0, 2]])  # the others as asked
