@@ -20,7 +20,8 @@ class PullOnly(eqx.Module):
     The wrapped law asks for ``u``; its generalized force ``τ_d = B(q) u`` (``B = A(q)ᵀ``, the
     actuation matrix) is re-allocated: the other inputs (motors, pressures) are kept as asked,
     and the pulling ones solve :func:`~kane_jax.control.allocate_tensions`, the bounded
-    least-squares match (on the coordinates ``match``) of the force they were asked for. Where the
+    least-squares match (on the coordinates ``match``) of the force they were asked for (``B``'s
+    columns of the pulling inputs only, formed from the actuators that own them). Where the
     law asks only for pulls the result is
     the law itself (to the QP's tolerance); where it asks a tendon to push, the nearest force the
     tendons can make replaces it, so tracking degrades by what the pulls cannot produce.

@@ -130,11 +130,19 @@ def actuation_reference(chain: Chain, ref_q: FourierReference, *, samples: int =
     """``y*(t) = h(q*(t))`` as a Fourier series of its own: ``h`` at ``samples`` equally spaced times of
     the period (one compiled call of the tendon map), fitted to ``harmonics`` harmonics.
 
-    The same reference as :class:`~kane_jax.control.ActuationReference` (``y*``, ``ẏ*``, ``ÿ*`` by jets of
-    ``h`` along ``q*(t)``) to the fit's accuracy — ``y*`` is smooth and periodic, so its series converges
-    spectrally (here to 5e-16 m, 9e-15 m/s and 3e-13 m/s², measured against the jets at 37 times off the
-    samples) —
-    without differentiating the tendon map in the closed loop (its evaluation 1.46 → 1.28 ms, measured).
+    The same reference as :class:`~kane_jax.control.ActuationReference` (``y*``, ``ẏ*``, ``ÿ*`` by jets
+    of ``h`` along ``q*(t)``) to the fit's accuracy: ``y*`` is smooth and periodic, so its series
+    converges spectrally (here to 5e-16 m, 9e-15 m/s and 3e-13 m/s², measured against the jets at 37
+    times off the samples), and the closed loop no longer differentiates the tendon map along ``q*``
+    (an evaluation 1.46 → 1.28 ms, measured).
+
+    Arguments:
+        chain: the arm (its actuators' work coordinates are ``h``).
+        ref_q: the configuration reference ``q*(t)`` of period :data:`PERIOD`.
+        samples, harmonics: the fit's samples per period and harmonics (keyword-only).
+
+    Returns:
+        the reference ``t ↦ (y*, ẏ*, ÿ*)``, a :class:`FourierReference` over the chain's inputs.
 
     Raises:
         ValueError: fewer samples than the fit's ``2 harmonics + 1`` coefficients.
