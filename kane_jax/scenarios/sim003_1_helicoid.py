@@ -149,9 +149,14 @@ def actuation_reference(chain: Chain, ref_q: FourierReference, *, samples: int =
     """
     if samples < 2 * harmonics + 1:
         raise ValueError(f"`samples` must be at least 2 * harmonics + 1 = {2 * harmonics + 1}, got {samples}.")
-    ts = jnp.arange(samples) * (PERIOD / samples)
-    y = eqx.filter_jit(lambda c, r, t: jax.vmap(lambda s: work_coordinates(c, r(s)[0]))(t))(chain, ref_q, ts)
+    y = _tendon_map_along(chain, ref_q, jnp.arange(samples) * (PERIOD / samples))
     return FourierReference.fit(y, PERIOD, harmonics)
+
+
+@eqx.filter_jit
+def _tendon_map_along(chain: Chain, ref_q: FourierReference, ts) -> jax.Array:
+    """``h(q*(t))`` at the times ``ts``, one compiled call."""
+    return jax.vmap(lambda t: work_coordinates(chain, ref_q(t)[0]))(ts)
 
 
 def run(t1: float | None = None, out_dir=None, *, kp: float = 400.0, kd: float = 40.0, rtol: float = 1e-6,

@@ -98,10 +98,9 @@ def test_pd_compensation_equals_its_definition_with_nonlinear_work_coordinates()
     # a tendon on a helix through a planar CC segment (h(q) nonlinear, 1 input for 2 coordinates);
     # oracle: u = Kp (y_d − y) + Kd (ẏ_d − ẏ) + A(q̄)⁺ᵀ ID(q̄, 0, 0) written out with ẏ = jvp(h), the
     # public ID and NumPy's least squares, for q̄ = q ("current") and q̄ = q_d ("desired")
-    helix = lambda turns: lambda s: 0.012 * jnp.stack([jnp.cos(2 * jnp.pi * turns * s),  # noqa: E731
-                                                       jnp.sin(2 * jnp.pi * turns * s)])
+    helix = lambda s: 0.012 * jnp.stack([jnp.cos(2 * jnp.pi * s), jnp.sin(2 * jnp.pi * s)])  # noqa: E731
     cc = kj.PlanarConstantCurvature(0.3, 0.02, 1000.0, 1e5, elongation=True, order=2, n_radial=1, n_angular=3)
-    chain = kj.Chain([(kj.Fixed(), cc)], gravity=(0.0, -9.81, 0.0), actuators=[kj.Tendon(0, helix(1.0), order=3)])
+    chain = kj.Chain([(kj.Fixed(), cc)], gravity=(0.0, -9.81, 0.0), actuators=[kj.Tendon(0, helix, order=3)])
     ref = QuinticReference([0.0, 0.0], [0.5, 0.05], 2.0)
     kp, kd = 30.0, 4.0
     laws = [PDCompensation(chain, ref, kp=kp, kd=kd, compensate=c) for c in ("current", "desired")]
