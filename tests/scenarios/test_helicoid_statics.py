@@ -53,15 +53,18 @@ def test_statics_equal_the_solves_with_the_autodiff_jacobian():
         solver = optx.LevenbergMarquardt(rtol=1e-10, atol=1e-10)
         sol = optx.least_squares(lambda x, a: hs._residual(x, a, chain), solver, q0, args=(xr, gain), max_steps=200,
                                  throw=False, options=dict(jac="bwd"))
-        return sol.value, sol.result == optx.RESULTS.successful
+        return sol.value, sol.result == optx.RESULTS.successful, sol.stats["num_steps"]
 
-    rest, ok0 = oracle(chain, jnp.zeros(3), jnp.zeros((3, 3)), jnp.asarray(0.0))
+    rest, ok0, _ = oracle(chain, jnp.zeros(3), jnp.zeros((3, 3)), jnp.asarray(0.0))
     assert bool(ok0)
     np.testing.assert_allclose(q_rest, rest, rtol=0, atol=1e-10)
-    previous = rest
+    previous, oracle_steps = rest, []
     for k in range(3):  # warm-started along the samples, as the scenario's scan
-        q, ok_k = oracle(chain, previous, x_ref[k], jnp.asarray(hs.K_REGULATOR))
+        q, ok_k, n_k = oracle(chain, previous, x_ref[k], jnp.asarray(hs.K_REGULATOR))
         assert bool(ok_k)
+        oracle_steps.append(int(n_k))
         np.testing.assert_allclose(q_eq[k], q, rtol=0, atol=1e-10)
         previous = q
     assert float(jnp.max(jnp.abs(q_eq - q_rest[None]))) > 1e-3  # the regulator moved the arm: a real test
+    # the samples' solves start from a wide trust region (hs.WARM_STEP) instead of optimistix's λ = 1
+    assert int(jnp.sum(steps[1:])) < sum(oracle_steps), (steps, oracle_steps)
