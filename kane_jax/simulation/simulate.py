@@ -119,8 +119,8 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
         stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=throw, progress_meter=meter)
     ts, (q, qd) = solver.saved(sol) if own_saving else (sol.ts, sol.ys)
     # the inputs at the saves, one save after another (`lax.map`), not vmapped: a batched copy of a
-    # feedback law compiles like a second program (qpax's loop, the PFBL's solves): 003-sim2's solve
-    # 33.9-38.0 s with the vmap, 25.3-26.7 s so, 18.4-19.8 s without the inputs (one process, pinned)
+    # feedback law (qpax's loop, the PFBL's solves) traces and compiles longer: 003-sim2's solve
+    # 27.2-38.9 s (median 31.4) against 32.4-39.9 s (33.0), a process per compile, pinned
     u = jax.lax.map(lambda a: _evaluate_law(control, size, dtype, *a), (ts, q, qd))
     return Trajectory(ts, q, qd, u, sol.result, sol.stats, first_nonfinite(q, qd))
 
