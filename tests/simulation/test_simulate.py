@@ -111,7 +111,6 @@ def test_feedback_law_and_time_law_match_constant_input():
     np.testing.assert_allclose(by_time.u, ref.u, atol=0)
 
 
-
 class _Feedback(eqx.Module):
     gain: jax.Array
 
@@ -132,6 +131,7 @@ def test_saved_inputs_are_the_feedback_law_at_the_saved_states():
     for b in range(2):
         want = np.stack([np.asarray(law(t, q, qd)) for t, q, qd in zip(batch.ts[b], batch.q[b], batch.qd[b])])
         np.testing.assert_allclose(batch.u[b], want, rtol=0, atol=1e-15)
+
 
 @pytest.mark.slow  # the implicit solvers compile a Jacobian of the whole vector field (~1 min)
 def test_implicit_solvers_agree_with_tsit5():
