@@ -6,7 +6,9 @@ the small quadratic program
 
     minimize  ‖Aᵀ u − τ_d‖² + w ‖u − p‖²   subject to  u_min ≤ u ≤ u_max
 
-with qpax's differentiable interior-point solver: where ``τ_d`` is reachable with pulling
+exactly, by enumerating its active sets, for up to four inputs (a segment's tendons:
+:mod:`kane_jax.control._box_qp`, loop-free), and with qpax's differentiable interior-point solver
+for more: where ``τ_d`` is reachable with pulling
 tendons the residual vanishes (up to ``w``) and, among the exact solutions, the one nearest to the
 pretension ``p`` is taken (the pretension acts in the null space of ``Aᵀ``, the co-contraction
 that antagonistic tendons allow); where it is not, the nearest reachable force is produced.
@@ -19,6 +21,7 @@ import jax.numpy as jnp
 import qpax
 
 from .._types import Array, Float
+from ._box_qp import EXACT_MAX, solve_box_qp
 
 
 def allocate_tensions(
@@ -39,13 +42,17 @@ def allocate_tensions(
         weight: ``w``, the weight of ``‖u − p‖²`` relative to the force residual, itself scaled by
             the smallest non-zero eigenvalue of ``A Aᵀ`` (small: the residual comes first in every
             direction the inputs reach; the relative bias of a reachable force is ≈ ``w``).
-        tol: qpax's solver tolerance, on the KKT residual of the problem in tensions relative to their
-            size (``‖τ‖/σ_min(A)``, the pretension, the lower bound): the tensions' relative accuracy.
+        tol: qpax's solver tolerance (more than four inputs), on the KKT residual of the problem in
+            tensions relative to their size (``‖τ‖/σ_min(A)``, the pretension, the lower bound): the
+            tensions' relative accuracy. Up to four inputs the active set is exact and the tensions carry
+            the rounding of the weighted normal equations (condition ≈ σ_max²/w: ≈ 1e-7 relative
+            for the default ``weight``, as qpax's tolerance).
 
     Returns:
-        ``u`` of shape ``(nu,)``. Jit- and vmap-compatible; differentiable in reverse mode (qpax's
-        custom VJP on its relaxed KKT system: gradients are those of a smoothed problem, ≈ 1e-3
-        relative near active bounds). Float32 inputs are solved in float64 and the tensions returned
+        ``u`` of shape ``(nu,)``. Jit- and vmap-compatible. Up to four inputs differentiable in
+        forward and reverse mode (the exact minimizer's derivative within its active set); beyond,
+        in reverse mode only (qpax's custom VJP on its relaxed KKT system: gradients of a smoothed
+        problem, ≈ 1e-3 relative near active bounds). Float32 inputs are solved in float64 and the tensions returned
         in float32 (so float64 must be enabled). Works under ``jax_numpy_rank_promotion="raise"``
         (qpax's implicit broadcasts, forward and backward, run in a scope that allows them).
 
@@ -115,7 +122,10 @@ def allocate_tensions(
     # (u = 0), which the solver meets to ≈ 1e-4 T: T is then tiny.
     size = jnp.maximum(jnp.linalg.norm(tau) / jnp.sqrt(smallest), jnp.max(jnp.abs(jnp.concatenate([p, lo]))))
     size = jax.lax.stop_gradient(jnp.where(size > 0, size, jnp.sqrt(jnp.finfo(a.dtype).tiny)))
-    v = _solve_qp(quad, lin / size, g, h / size, tol)
+    if nu <= EXACT_MAX:  # a segment's few tendons: every active set at once, exact, loop-free (_box_qp.py)
+        v = solve_box_qp(quad, lin / size, lo / size, None if maximum is None else hi / size)
+    else:
+        v = _solve_qp(quad, lin / size, g, h / size, tol)
     return (size * v).astype(out_dtype)
 
 
