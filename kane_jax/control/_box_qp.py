@@ -50,7 +50,7 @@ def _spd_solve(a: Float[Array, "k n n"], b: Float[Array, "k n"]) -> Float[Array,
     return b
 
 
-def solve_box_qp(quad: Float[Array, "n n"], lin: Float[Array, " n"], lower: Float[Array, " n"],
+def solve_box_qp(quad: Float[Array, "n n"], lin: Float[Array, " n"], lower: Float[Array, " n"], *,
                  upper: Float[Array, " n"] | None = None) -> Float[Array, " n"]:
     """The minimizer of ``½ vᵀ quad v + linᵀ v`` subject to ``lower ≤ v ≤ upper``, exactly.
 

@@ -91,7 +91,7 @@ def allocate_tensions(
     lo = bound(minimum, "minimum")
     p = lo if pretension is None else bound(pretension, "pretension")
     eye = jnp.eye(nu, dtype=a.dtype)
-    g, h = -eye, -lo
+    hi = None
     if maximum is not None:
         hi = bound(maximum, "maximum")
         try:
@@ -99,7 +99,6 @@ def allocate_tensions(
                 raise ValueError(f"maximum: must be >= minimum, got maximum {hi} and minimum {lo}")
         except jax.errors.ConcretizationTypeError:  # traced bounds: the caller's responsibility
             pass
-        g, h = jnp.concatenate([g, eye]), jnp.concatenate([h, hi])
     # ½ uᵀ Q u + cᵀ u with Q = 2 (A Aᵀ + w I), c = −2 (A τ + w p)
     # w is relative to the smallest non-zero eigenvalue of A Aᵀ: the residual comes first in every
     # direction the inputs reach, however ill-conditioned A is (a tendon's bending lever is ~100x
@@ -123,8 +122,9 @@ def allocate_tensions(
     size = jnp.maximum(jnp.linalg.norm(tau) / jnp.sqrt(smallest), jnp.max(jnp.abs(jnp.concatenate([p, lo]))))
     size = jax.lax.stop_gradient(jnp.where(size > 0, size, jnp.sqrt(jnp.finfo(a.dtype).tiny)))
     if nu <= EXACT_MAX:  # a segment's few tendons: every active set at once, exact, loop-free (_box_qp.py)
-        v = solve_box_qp(quad, lin / size, lo / size, None if maximum is None else hi / size)
-    else:
+        v = solve_box_qp(quad, lin / size, lo / size, upper=None if hi is None else hi / size)
+    else:  # qpax's inequality rows: −v ≤ −lo (and v ≤ hi)
+        g, h = (-eye, -lo) if hi is None else (jnp.concatenate([-eye, eye]), jnp.concatenate([-lo, hi]))
         v = _solve_qp(quad, lin / size, g, h / size, tol)
     return (size * v).astype(out_dtype)
 

@@ -30,7 +30,7 @@ def test_box_qp_equals_bvls(n, rng):
         upper = lower + rng.uniform(0.1, 2.0, size=n) if trial % 2 else None
         want = _bvls_qp(quad, lin, lower, upper)
         got = solve_box_qp(jnp.asarray(quad), jnp.asarray(lin), jnp.asarray(lower),
-                           None if upper is None else jnp.asarray(upper))
+                           upper=None if upper is None else jnp.asarray(upper))
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-11 * max(1.0, np.abs(want).max()))
 
 
