@@ -7,8 +7,9 @@ the small quadratic program
     minimize  ‖Aᵀ u − τ_d‖² + w ‖u − p‖²   subject to  u_min ≤ u ≤ u_max
 
 exactly, by enumerating its active sets, for up to four inputs (a segment's tendons:
-:mod:`kane_jax.control._box_qp`, loop-free), and with qpax's differentiable interior-point solver
-for more: where ``τ_d`` is reachable with pulling
+:mod:`kane_jax.control._box_qp`, loop-free) or for independent groups of up to four (the tendons of
+several bodies, each on its own body's coordinates: one exact problem per group), and with qpax's
+differentiable interior-point solver otherwise: where ``τ_d`` is reachable with pulling
 tendons the residual vanishes (up to ``w``) and, among the exact solutions, the one nearest to the
 pretension ``p`` is taken (the pretension acts in the null space of ``Aᵀ``, the co-contraction
 that antagonistic tendons allow); where it is not, the nearest reachable force is produced.
@@ -16,8 +17,11 @@ that antagonistic tendons allow); where it is not, the nearest reachable force i
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 import qpax
 
 from .._types import Array, Float
@@ -27,7 +31,7 @@ from ._box_qp import EXACT_MAX, solve_box_qp
 def allocate_tensions(
     matrix: Float[Array, "nu n"], force: Float[Array, " n"], *, minimum: float | Array = 0.0,
     maximum: float | Array | None = None, pretension: float | Array | None = None, weight: float = 1e-8,
-    tol: float = 1e-7,
+    tol: float = 1e-7, blocks: Sequence[tuple[Sequence[int], Sequence[int]]] | None = None,
 ) -> Float[Array, " nu"]:
     """Non-negative (bounded) inputs ``u`` whose generalized force ``matrixᵀ u`` best matches ``force``.
 
@@ -47,9 +51,19 @@ def allocate_tensions(
             tensions' relative accuracy. Up to four inputs the active set is exact and the tensions carry
             the rounding of the weighted normal equations (condition ≈ σ_max²/w: ≈ 1e-7 relative
             for the default ``weight``, as qpax's tolerance).
+        blocks: optional independent groups ``(inputs, components)``: the inputs of each group act on
+            its components of the force only (``matrix`` is zero outside the groups, as the tendons
+            of different bodies are on each body's coordinates). The inputs of all groups are
+            ``0 … nu − 1`` once each; the components are distinct (components in no group carry
+            no input's force and do not enter the problem). The QP then separates into one per group,
+            with the same ``w`` and scaling as the whole problem (so the same minimizer); groups of at
+            most four inputs are solved exactly, equal-sized groups in one ``vmap``
+            (``003-sim1``'s nine tendons: three exact 3-tendon problems instead of one interior
+            point).
 
     Returns:
-        ``u`` of shape ``(nu,)``. Jit- and vmap-compatible. Up to four inputs differentiable in
+        ``u`` of shape ``(nu,)``. Jit- and vmap-compatible. Up to four inputs (or groups of up to
+        four) differentiable in
         forward and reverse mode (the exact minimizer's derivative within its active set); beyond,
         in reverse mode only (qpax's custom VJP on its relaxed KKT system: gradients of a smoothed
         problem, ≈ 1e-3 relative near active bounds). Float32 inputs are solved in float64 and the tensions returned
@@ -59,7 +73,9 @@ def allocate_tensions(
     Raises:
         ValueError: float32 inputs while float64 is disabled (``jax_enable_x64``); ``matrix`` not
             2-D, ``force`` not of length ``matrix.shape[1]``, a bound of the wrong size,
-            ``maximum < minimum`` (concrete values), or a non-positive ``weight``.
+            ``maximum < minimum`` (concrete values), or a non-positive ``weight``; ``blocks`` that
+            are not a partition of the inputs into groups of distinct components, or (concrete
+            values) a ``matrix`` that is non-zero outside them.
     """
     a, tau = jnp.asarray(matrix), jnp.asarray(force)
     # JAX's promotion of both, at least floating point (an integer matrix must not truncate a force)
@@ -121,12 +137,59 @@ def allocate_tensions(
     # (u = 0), which the solver meets to ≈ 1e-4 T: T is then tiny.
     size = jnp.maximum(jnp.linalg.norm(tau) / jnp.sqrt(smallest), jnp.max(jnp.abs(jnp.concatenate([p, lo]))))
     size = jax.lax.stop_gradient(jnp.where(size > 0, size, jnp.sqrt(jnp.finfo(a.dtype).tiny)))
+    if blocks is not None:
+        groups = _check_blocks(blocks, a, nu, n)
+        if max(len(inputs) for inputs, _ in groups) <= EXACT_MAX:
+            return (size * _solve_blocks(groups, quad, lin / size, lo / size, None if hi is None else hi / size,
+                                         nu)).astype(out_dtype)
     if nu <= EXACT_MAX:  # a segment's few tendons: every active set at once, exact, loop-free (_box_qp.py)
         v = solve_box_qp(quad, lin / size, lo / size, upper=None if hi is None else hi / size)
     else:  # qpax's inequality rows: −v ≤ −lo (and v ≤ hi)
         g, h = (-eye, -lo) if hi is None else (jnp.concatenate([-eye, eye]), jnp.concatenate([-lo, hi]))
         v = _solve_qp(quad, lin / size, g, h / size, tol)
     return (size * v).astype(out_dtype)
+
+
+def _check_blocks(blocks, a: Array, nu: int, n: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """``blocks`` as tuples of ints, checked: a partition of the inputs, distinct components, and (for
+    a concrete ``matrix``) zeros outside the groups."""
+    try:
+        groups = [(tuple(int(i) for i in inputs), tuple(int(j) for j in comps)) for inputs, comps in blocks]
+    except (TypeError, ValueError):
+        raise TypeError(f"blocks: expected a sequence of (inputs, components) index sequences, "
+                        f"got {blocks!r}") from None
+    inputs = [i for g, _ in groups for i in g]
+    comps = [j for _, c in groups for j in c]
+    if not groups or any(not g for g, _ in groups) or sorted(inputs) != list(range(nu)):
+        raise ValueError(f"blocks: expected groups whose inputs are 0..{nu - 1} once each, got {blocks!r}")
+    if len(set(comps)) != len(comps) or any(not 0 <= j < n for j in comps):
+        raise ValueError(f"blocks: expected distinct components in 0..{n - 1}, got {blocks!r}")
+    if not isinstance(a, jax.core.Tracer):
+        inside = np.zeros((nu, n), dtype=bool)
+        for g, c in groups:
+            inside[np.ix_(g, c)] = True
+        if np.any(np.asarray(a)[~inside] != 0):
+            raise ValueError("blocks: expected a matrix that is zero outside the groups (an input acting on "
+                             "another group's components, or on none), got non-zero entries there")
+    return groups
+
+
+def _solve_blocks(groups, quad: Array, lin: Array, lower: Array, upper: Array | None, nu: int) -> Array:
+    """The QP's minimizer group by group: ``quad`` is block diagonal over the groups' inputs (the
+    matrix is zero outside them, ``quad = 2 (A Aᵀ / w + I)``), so the minimizer is each group's own;
+    groups of equal size share one ``vmap`` of :func:`solve_box_qp`."""
+    v = jnp.zeros((nu,), dtype=quad.dtype)
+    by_size: dict[int, list[tuple[int, ...]]] = {}
+    for inputs, _ in groups:
+        by_size.setdefault(len(inputs), []).append(inputs)
+    for members in by_size.values():
+        idx = jnp.asarray(np.array(members))  # (G, k)
+        sub = quad[idx[:, :, None], idx[:, None, :]]
+        solve = jax.vmap(lambda qd, c, lo, hi: solve_box_qp(qd, c, lo, upper=hi)) if upper is not None else \
+            jax.vmap(lambda qd, c, lo: solve_box_qp(qd, c, lo))
+        args = (sub, lin[idx], lower[idx]) + (() if upper is None else (upper[idx],))
+        v = v.at[idx.reshape(-1)].set(solve(*args).reshape(-1))
+    return v
 
 
 def _qpax_primal(quad, lin, g, h, tol):

@@ -25,6 +25,10 @@ class PullOnly(eqx.Module):
     law asks only for pulls the result is
     the law itself (to the QP's tolerance); where it asks a tendon to push, the nearest force the
     tendons can make replaces it, so tracking degrades by what the pulls cannot produce.
+    Tendons within one body act on that body's coordinates only: when every pulling input is such
+    a module-local one and they sit in several bodies, the match separates into one problem per
+    body (``blocks`` of :func:`~kane_jax.control.allocate_tensions`; ``003-sim1``: three exact
+    3-tendon problems instead of one 9-tendon interior point).
 
     Arguments:
         controller: a callable ``u(t, q, q̇)`` of ``chain.nu`` inputs.
@@ -52,6 +56,8 @@ class PullOnly(eqx.Module):
     # the actuators that own a pulling input, and each pulling input's column among theirs
     owners: tuple[int, ...] = eqx.field(static=True)
     columns: tuple[int, ...] = eqx.field(static=True)
+    # independent groups (pulling inputs, matched rows): the tendons of each body on its coordinates
+    blocks: tuple | None = eqx.field(static=True)
     minimum: Array
     maximum: Array | None
     pretension: Array | None
@@ -71,6 +77,7 @@ class PullOnly(eqx.Module):
         self.chain = chain
         self.pulling = idx
         self.owners, self.columns = _owning_actuators(chain, idx)
+        self.blocks = _independent_groups(chain, idx, rows)
         self.minimum = jnp.asarray(minimum, dtype=float)
         self.maximum = None if maximum is None else jnp.asarray(maximum, dtype=float)
         self.pretension = None if pretension is None else jnp.asarray(pretension, dtype=float)
@@ -85,7 +92,8 @@ class PullOnly(eqx.Module):
         tau_d = b @ u[pull]  # what the pulling inputs were asked to produce
         tension = allocate_tensions(b.T, tau_d, minimum=self.minimum.astype(q.dtype),
                                     maximum=None if self.maximum is None else self.maximum.astype(q.dtype),
-                                    pretension=None if self.pretension is None else self.pretension.astype(q.dtype))
+                                    pretension=None if self.pretension is None else self.pretension.astype(q.dtype),
+                                    blocks=self.blocks)
         return u.at[pull].set(tension.astype(u.dtype))
 
 
@@ -97,3 +105,24 @@ def _owning_actuators(chain: Chain, inputs: tuple[int, ...]) -> tuple[tuple[int,
     owners = tuple(sorted(set(owner_of)))
     offset = dict(zip(owners, np.cumsum([0] + [chain.actuators[k].nu for k in owners])))
     return owners, tuple(int(offset[k] + i - starts[k]) for i, k in zip(inputs, owner_of))
+
+
+def _independent_groups(chain: Chain, inputs: tuple[int, ...], rows: tuple[int, ...]) -> tuple | None:
+    """The allocation's independent groups ``(inputs, rows)``, positions in ``inputs`` and ``rows``: the
+    pulling inputs of each module-local actuator (a tendon within one body) act on that module's
+    coordinates only, so the match of those rows involves that module's inputs only. None when an
+    input's actuator spans modules, or when there is only one group (nothing to separate)."""
+    starts = np.cumsum([0] + [a.nu for a in chain.actuators])
+    by_module: dict[int, list[int]] = {}
+    for k, i in enumerate(inputs):
+        m = chain.actuators[int(np.searchsorted(starts, i, side="right")) - 1].local_module()
+        if m is None:
+            return None
+        by_module.setdefault(m, []).append(k)
+    if len(by_module) < 2:
+        return None
+    groups = []
+    for m, ks in by_module.items():
+        sl = chain.coordinate_slice(m)
+        groups.append((tuple(ks), tuple(r for r, j in enumerate(rows) if sl.start <= j < sl.stop)))
+    return tuple(groups)

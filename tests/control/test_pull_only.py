@@ -103,3 +103,28 @@ def test_pulling_inputs_of_some_actuators_use_their_columns_only():
                                         minimum=jnp.asarray(0.0)))
     np.testing.assert_allclose(u[list(pulling)], want, rtol=1e-9, atol=1e-12)
     np.testing.assert_array_equal(u[[0, 2]], np.asarray(asked)[[0, 2]])  # the others as asked
+
+
+def test_tendons_of_two_bodies_are_allocated_body_by_body():
+    # two tendon-driven segments, three tendons each: the match of each body's bending moments
+    # involves its own tendons only, so the law solves two 3-tendon problems (exactly) instead of one
+    # of six; oracle: the same allocation of the whole matrix (qpax's interior point)
+    from kane_jax.control import allocate_tensions
+
+    seg = kj.CosseratPCS(0.2, 0.01, strains=("bend_y", "bend_z", "stretch"))
+    tendons = [kj.Tendon(i, [(0.008 * np.cos(a), 0.008 * np.sin(a))]) for i in (0, 1) for a in (0.0, 2.1, 4.2)]
+    ch = kj.Chain([(kj.Fixed(), seg), (kj.Fixed(), seg)], gravity=(0.0, 0.0, -9.81), actuators=tendons)
+    q, qd = jnp.array([0.8, -0.4, 0.02, -0.3, 0.5, 0.01]), jnp.zeros(6)
+    match = (0, 1, 3, 4)
+    law = PullOnly(lambda t, q, qd: jnp.zeros(6), ch, match=match)
+    assert law.blocks == (((0, 1, 2), (0, 1)), ((3, 4, 5), (2, 3)))
+    b = np.asarray(kj.actuation_matrix(ch, q))[list(match)]
+    for asked in (jnp.array([1.0, 2.5, -1.5, -0.5, 0.3, 2.0]), jnp.array([0.2, 0.1, 0.4, 3.0, -2.0, 0.0])):
+        u = np.asarray(eqx.filter_jit(PullOnly(lambda t, q, qd: asked, ch, match=match))(0.0, q, qd))
+        want = np.asarray(allocate_tensions(jnp.asarray(b.T), jnp.asarray(b @ np.asarray(asked))))
+        assert u.min() >= 0.0
+        np.testing.assert_allclose(u, want, rtol=0, atol=1e-6 * np.abs(want).max())
+        # and the force each body's tendons make is the NNLS nearest to the asked one (SciPy)
+        for cols, rows in ((slice(0, 3), slice(0, 2)), (slice(3, 6), slice(2, 4))):
+            ref, _ = nnls(b[rows, cols], b[rows, cols] @ np.asarray(asked[cols]))
+            np.testing.assert_allclose(b[rows, cols] @ u[cols], b[rows, cols] @ ref, rtol=0, atol=1e-6)
