@@ -59,7 +59,7 @@ def allocate_tensions(
             with the same ``w`` and scaling as the whole problem (so the same minimizer); groups of at
             most four inputs are solved exactly, equal-sized groups in one ``vmap``
             (``003-sim1``'s nine tendons: three exact 3-tendon problems instead of one interior
-            point).
+            point); with a larger group the whole problem goes to qpax as without ``blocks``.
 
     Returns:
         ``u`` of shape ``(nu,)``. Jit- and vmap-compatible. Up to four inputs (or groups of up to
