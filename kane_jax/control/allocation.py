@@ -97,6 +97,7 @@ def allocate_tensions(
         raise ValueError(f"force: expected shape ({n},) to match matrix {a.shape}, got {tau.shape}")
     if not weight > 0:
         raise ValueError(f"weight: expected a positive number, got {weight!r}")
+    groups = None if blocks is None else _check_blocks(blocks, a, nu, n)
 
     def bound(x, name):
         x = jnp.broadcast_to(jnp.asarray(x, dtype=a.dtype), (nu,)) if jnp.ndim(x) == 0 else jnp.asarray(x, a.dtype)
@@ -137,11 +138,9 @@ def allocate_tensions(
     # (u = 0), which the solver meets to ≈ 1e-4 T: T is then tiny.
     size = jnp.maximum(jnp.linalg.norm(tau) / jnp.sqrt(smallest), jnp.max(jnp.abs(jnp.concatenate([p, lo]))))
     size = jax.lax.stop_gradient(jnp.where(size > 0, size, jnp.sqrt(jnp.finfo(a.dtype).tiny)))
-    if blocks is not None:
-        groups = _check_blocks(blocks, a, nu, n)
-        if max(len(inputs) for inputs, _ in groups) <= EXACT_MAX:
-            return (size * _solve_blocks(groups, quad, lin / size, lo / size, None if hi is None else hi / size,
-                                         nu)).astype(out_dtype)
+    if groups is not None and max(len(inputs) for inputs, _ in groups) <= EXACT_MAX:
+        return (size * _solve_blocks(groups, quad, lin / size, lo / size, None if hi is None else hi / size,
+                                     nu)).astype(out_dtype)
     if nu <= EXACT_MAX:  # a segment's few tendons: every active set at once, exact, loop-free (_box_qp.py)
         v = solve_box_qp(quad, lin / size, lo / size, upper=None if hi is None else hi / size)
     else:  # qpax's inequality rows: −v ≤ −lo (and v ≤ hi)
@@ -185,10 +184,10 @@ def _solve_blocks(groups, quad: Array, lin: Array, lower: Array, upper: Array | 
     for members in by_size.values():
         idx = jnp.asarray(np.array(members))  # (G, k)
         sub = quad[idx[:, :, None], idx[:, None, :]]
-        solve = jax.vmap(lambda qd, c, lo, hi: solve_box_qp(qd, c, lo, upper=hi)) if upper is not None else \
-            jax.vmap(lambda qd, c, lo: solve_box_qp(qd, c, lo))
-        args = (sub, lin[idx], lower[idx]) + (() if upper is None else (upper[idx],))
-        v = v.at[idx.reshape(-1)].set(solve(*args).reshape(-1))
+        # (no upper bounds: None, a pytree without leaves, passes through the vmap)
+        solved = jax.vmap(lambda qd, c, lo, hi: solve_box_qp(qd, c, lo, upper=hi))(
+            sub, lin[idx], lower[idx], None if upper is None else upper[idx])
+        v = v.at[idx.reshape(-1)].set(solved.reshape(-1))
     return v
 
 

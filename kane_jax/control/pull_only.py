@@ -97,11 +97,17 @@ class PullOnly(eqx.Module):
         return u.at[pull].set(tension.astype(u.dtype))
 
 
+def _owner_of(chain: Chain, inputs: tuple[int, ...]) -> list[int]:
+    """The index into ``chain.actuators`` of the actuator that owns each input."""
+    starts = np.cumsum([0] + [a.nu for a in chain.actuators])
+    return [int(np.searchsorted(starts, i, side="right")) - 1 for i in inputs]
+
+
 def _owning_actuators(chain: Chain, inputs: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
     """The actuators (indices into ``chain.actuators``, in order) that own the inputs ``inputs``, and
     each input's column in the input matrix of those actuators alone."""
     starts = np.cumsum([0] + [a.nu for a in chain.actuators])
-    owner_of = [int(np.searchsorted(starts, i, side="right")) - 1 for i in inputs]
+    owner_of = _owner_of(chain, inputs)
     owners = tuple(sorted(set(owner_of)))
     offset = dict(zip(owners, np.cumsum([0] + [chain.actuators[k].nu for k in owners])))
     return owners, tuple(int(offset[k] + i - starts[k]) for i, k in zip(inputs, owner_of))
@@ -112,10 +118,9 @@ def _independent_groups(chain: Chain, inputs: tuple[int, ...], rows: tuple[int, 
     pulling inputs of each module-local actuator (a tendon within one body) act on that module's
     coordinates only, so the match of those rows involves that module's inputs only. None when an
     input's actuator spans modules, or when there is only one group (nothing to separate)."""
-    starts = np.cumsum([0] + [a.nu for a in chain.actuators])
     by_module: dict[int, list[int]] = {}
-    for k, i in enumerate(inputs):
-        m = chain.actuators[int(np.searchsorted(starts, i, side="right")) - 1].local_module()
+    for k, owner in enumerate(_owner_of(chain, inputs)):
+        m = chain.actuators[owner].local_module()
         if m is None:
             return None
         by_module.setdefault(m, []).append(k)
