@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ._checks import on_host
+from ._static_index import spread_static, take_static
 from ._types import Array, Config, Float
 
 Carry = TypeVar("Carry")
@@ -186,8 +187,8 @@ def module_rows(chain, x: Config) -> Float[Array, "N n_max"]:
     lay = chain.layout
     if all(n == lay.n_max for n in lay.module_nq):
         return x.reshape(lay.n_modules, lay.n_max)
-    padded = jnp.zeros((lay.n_modules * lay.n_max,), dtype=x.dtype)
-    return padded.at[jnp.asarray(lay.flat_index())].set(x).reshape(lay.n_modules, lay.n_max)
+    # static slices and zero blocks, not a scatter: XLA:CPU expands a scatter into a loop (_static_index)
+    return spread_static(x, lay.flat_index(), lay.n_modules * lay.n_max).reshape(lay.n_modules, lay.n_max)
 
 
 def chain_vector(chain, rows: Float[Array, "N n_max"]) -> Config:
@@ -195,7 +196,7 @@ def chain_vector(chain, rows: Float[Array, "N n_max"]) -> Config:
     lay = chain.layout
     if all(n == lay.n_max for n in lay.module_nq):
         return rows.reshape(-1)
-    return rows.reshape(-1)[jnp.asarray(lay.flat_index())]
+    return take_static(rows.reshape(-1), lay.flat_index())
 
 
 def chain_rows(chain, rows: Float[Array, "N n_max ..."]) -> Float[Array, "nq ..."]:
@@ -204,7 +205,7 @@ def chain_rows(chain, rows: Float[Array, "N n_max ..."]) -> Float[Array, "nq ...
     flat = rows.reshape((lay.n_modules * lay.n_max,) + rows.shape[2:])
     if all(n == lay.n_max for n in lay.module_nq):
         return flat
-    return flat[jnp.asarray(lay.flat_index())]
+    return take_static(flat, lay.flat_index())
 
 
 def coordinate_modules(chain) -> tuple[np.ndarray, np.ndarray]:

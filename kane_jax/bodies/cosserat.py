@@ -31,6 +31,7 @@ from .. import _checks
 from .._exp_jets import product_jets
 from .._jets import PoseJet
 from .._small import contract
+from .._static_index import spread_static, take_static
 from .._types import Array, Config, Float, Mat3, Pose, Vec3, Vec6
 from ..lie import compose_poses, se3_bracket, se3_exp
 from ._rod import (  # noqa: F401  (STRAIN_NAMES, strain_mask, section_properties: public here too)
@@ -130,9 +131,10 @@ class CosseratPCS(AbstractExponentialRod):
         """The (constant) strain ``ξ = B q + ξ*`` (a bending rod's rest twist and shear are zero)."""
         sel = np.flatnonzero(self.strains)
         rest = self.rest_strain.astype(jnp.result_type(q, self.rest_strain))
-        if self.bending:
-            rest = rest.at[np.array(_TWIST_SHEAR)].set(0.0)
-        return rest.at[sel].add(q)
+        if self.bending:  # static slices, not a scatter (``_static_index``)
+            kept = [i for i in range(6) if i not in _TWIST_SHEAR]
+            rest = spread_static(take_static(rest, kept), kept, 6)
+        return rest + spread_static(q, sel, 6)
 
     def arc_twist(self, q: Config) -> Vec6:
         return self.length * self.strain(q)
