@@ -8,7 +8,8 @@ is an application, so it (not the library) enables float64 and adds kane_jax's r
 flags to ``XLA_FLAGS`` (:func:`kane_jax.recommended_xla_flags`: classic fusion, DESIGN §3.5, and
 whole small loops compiled as one kernel; a flag the user set keeps the user's value). It also
 turns on JAX's persistent compilation cache in ``$KANE_JAX_CACHE_DIR`` (default a per-user cache
-folder; ``--no-cache`` turns it off), so a second run loads its programs instead of compiling them.
+folder; ``--no-cache`` turns it off), so a second run loads its programs instead of compiling them,
+and runs Python's garbage collector less often while it traces (``kane_jax._gc``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _setup_jax(cache: bool = True) -> None:
+    from ._gc import collect_less_often
     from .xla_flags import recommended_xla_flags
+
+    collect_less_often()  # tracing allocates millions of short-lived objects (``_gc``)
 
     os.environ["XLA_FLAGS"] = recommended_xla_flags()  # before the first computation starts XLA
     import jax

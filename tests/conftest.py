@@ -33,6 +33,11 @@ _pin_worker_to_its_cores()
 from kane_jax.xla_flags import recommended_xla_flags  # noqa: E402  (imports JAX; its backend starts later)
 
 os.environ["XLA_FLAGS"] = recommended_xla_flags(os.environ.get("XLA_FLAGS", ""))
+# the tests are trace- as much as compile-bound: Python's collector runs less often while they trace
+# (kane_jax._gc: trace + lowering of the derivative matrix's programs 10-25 % shorter, 2026-12-02)
+from kane_jax._gc import collect_less_often  # noqa: E402
+
+collect_less_often()
 # and without LLVM's expensive optimizations: 13 % less time for the heaviest algorithm tests
 # (217 s vs 251 s for test_mass_matrix + energy conservation + the rigid-joint ID tests, idle, 2026-11-22);
 # the programs compute the same IEEE operations, only less optimized machine code

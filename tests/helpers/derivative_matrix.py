@@ -189,6 +189,9 @@ def run_case(kind: str, joint: str, count: int, *, hessian: bool, full: bool) ->
 
 
 def main(argv) -> int:
+    from kane_jax._gc import collect_less_often
+
+    collect_less_often()  # as tests/conftest.py does for the suite's own processes
     kind, hessian = argv[0], "--hessian" in argv
     todo = cases(kind, full="--all" in argv)
     for joint, count in todo:
