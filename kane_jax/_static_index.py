@@ -56,7 +56,18 @@ def _assemble(x: Array, source: Sequence[int], axis: int) -> Array:
 
 
 def take_static(x: Array, index, axis: int = 0) -> Array:
-    """``jnp.take(x, index, axis)`` for static non-negative integer positions ``index``."""
+    """``jnp.take(x, index, axis)`` for static positions, as slices of ``x`` and one concatenation.
+
+    Arguments:
+        x: the array. index: static non-negative integer positions along ``axis`` (any sequence).
+        axis: the axis taken from.
+
+    Returns:
+        ``x`` with ``axis`` replaced by ``len(index)`` entries, ``x``'s at ``index``.
+
+    Raises:
+        ValueError: a position outside ``[0, x.shape[axis])``.
+    """
     index = np.asarray(index, dtype=int).reshape(-1)
     if index.size and (index.min() < 0 or index.max() >= x.shape[axis]):
         raise ValueError(f"take_static: `index` must lie in [0, {x.shape[axis]}), got {index}")
@@ -64,8 +75,19 @@ def take_static(x: Array, index, axis: int = 0) -> Array:
 
 
 def spread_static(x: Array, index, size: int, axis: int = 0) -> Array:
-    """Zeros of length ``size`` along ``axis`` with ``x``'s entries at the static positions ``index``
-    (``jnp.zeros(…).at[index].set(x)`` along ``axis``, distinct positions)."""
+    """``jnp.zeros(…).at[index].set(x)`` along ``axis`` for static, distinct positions, as slices of
+    ``x`` and zero blocks joined by one concatenation.
+
+    Arguments:
+        x: the entries, ``x.shape[axis] == len(index)``. index: static distinct non-negative integer
+            positions. size: the length of the result along ``axis``. axis: the axis spread along.
+
+    Returns:
+        ``x``'s shape with ``axis`` of length ``size``: ``x``'s entries at ``index``, zeros elsewhere.
+
+    Raises:
+        ValueError: ``index`` not of ``x.shape[axis]`` distinct positions in ``[0, size)``.
+    """
     index = np.asarray(index, dtype=int).reshape(-1)
     if index.size != x.shape[axis] or len(set(index.tolist())) != index.size:
         raise ValueError(f"spread_static: `index` must hold {x.shape[axis]} distinct positions, got {index}")
