@@ -9,7 +9,14 @@ persistent compilation cache: every ``simulate`` recompiled from scratch in each
 after each step it evaluates the step's dense interpolant at the save times that fall in
 ``(t_prev, t_next]`` (the same interpolant, the same times, the same inclusive end as diffrax's
 loop, so the same numbers). A rejected step's writes are discarded with the rest of its state by
-diffrax's loop. The save times are an array leaf: new times do not recompile. ``simulate``
+diffrax's loop. The save times are an array leaf: new times do not recompile.
+
+With ``inputs=True`` it also saves the derivative of the state's last component, which
+:func:`~kane_jax.simulation._fields.field_with_input` makes the control input ``u``: read from the
+step's own stages (the FSAL stage ``f(t₁, y₁)`` at a step's end, the first stage at ``t₀``), so a
+feedback law is evaluated, traced and compiled at one place, the solver's stage loop, instead of
+again after the solve for the saved inputs (a second copy of a PFBL was a third of ``003-sim2``'s
+rollout program). Exact when the steps end on the save times (``step_ts``). ``simulate``
 checks them on the host when called eagerly; :class:`FixedStep` carries the constant step the same
 way, so no ``dt0`` check is traced either.
 """
@@ -27,10 +34,12 @@ from jaxtyping import Array, Float, Int
 
 
 class _Saves(eqx.Module):
-    """The next save index and the saved states (rows not reached yet hold ``inf``, as diffrax's)."""
+    """The next save index, the saved states and (``inputs=True``) the saved inputs (rows not
+    reached yet hold ``inf``, as diffrax's)."""
 
     index: Int[Array, ""]
     ys: Any
+    us: Any = None
 
 
 class SavingSolver(diffrax.AbstractWrappedSolver):
@@ -39,15 +48,28 @@ class SavingSolver(diffrax.AbstractWrappedSolver):
     Fields:
         solver: the diffrax solver that takes the steps.
         ts: the save times, non-decreasing, inside ``[t0, t1]`` (not checked here).
+        inputs: also save ``u``, the derivative of ``y``'s last component, from the step's stages
+            (see the module docstring; read them with :meth:`saved_inputs`). Needs an explicit FSAL
+            Runge–Kutta ``solver`` and steps that end on ``ts`` (``PIDController(step_ts=ts)``);
+            a save inside a step gets the slope of the dense interpolant instead.
 
     Use with ``diffrax.SaveAt(t1=True, solver_state=True)`` and
     ``diffrax.RecursiveCheckpointAdjoint`` (the saves of one step are a checkpointed
     ``equinox.internal.while_loop``, as diffrax's own under that adjoint), and read the saves with
     :meth:`saved`. Forwards ``isinstance`` checks (implicit, adaptive) to ``solver``.
+
+    Raises:
+        ValueError: ``inputs=True`` with a solver that is not an explicit FSAL Runge–Kutta method.
     """
 
     solver: diffrax.AbstractSolver
     ts: Float[Array, " n"]
+    inputs: bool = eqx.field(static=True, default=False)
+
+    def __check_init__(self):
+        if self.inputs and not (isinstance(self.solver, diffrax.AbstractERK) and self.solver.tableau.fsal):
+            raise ValueError(f"`inputs=True` needs an explicit FSAL Runge-Kutta solver (Tsit5, Dopri5, Dopri8), "
+                             f"got {type(self.solver).__name__}.")
 
     @property
     def term_structure(self):
@@ -79,8 +101,10 @@ class SavingSolver(diffrax.AbstractWrappedSolver):
         return self.solver.error_order(terms)
 
     def init(self, terms, t0, t1, y0, args):
-        ys = jax.tree.map(lambda y: jnp.full((self.ts.shape[0],) + jnp.shape(y), jnp.inf, jnp.result_type(y)), y0)
-        return self.solver.init(terms, t0, t1, y0, args), _Saves(jnp.asarray(0, jnp.int32), ys)
+        rows = lambda y: jnp.full((self.ts.shape[0],) + jnp.shape(y), jnp.inf, jnp.result_type(y))  # noqa: E731
+        us = rows(y0[-1]) if self.inputs else None
+        return self.solver.init(terms, t0, t1, y0, args), _Saves(jnp.asarray(0, jnp.int32), jax.tree.map(rows, y0),
+                                                                 us)
 
     def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
         return _step(self, terms, t0, t1, y0, args, solver_state, made_jump)
@@ -94,11 +118,24 @@ class SavingSolver(diffrax.AbstractWrappedSolver):
         def due(s):
             return (s.index < n) & (self.ts[jnp.minimum(s.index, n - 1)] <= t1)
 
-        def save(s):
-            y = interpolation.evaluate(self.ts[s.index])
-            return _Saves(s.index + 1, jax.tree.map(lambda row, rows: rows.at[s.index].set(row), y, s.ys))
+        if self.inputs:
+            # the last component's derivative is the input: at the step's end the FSAL stage
+            # f(t₁, y₁) holds it, at its start (the first step's t₀) the first stage k₀ = f(t₀, y₀) dt
+            f1, k0 = inner[1][-1], dense_info["k"][-1][0]
 
-        saves = eqxi.while_loop(due, save, saves, max_steps=n, buffers=lambda s: s.ys, kind="checkpointed",
+        def save(s):
+            t = self.ts[s.index]
+            y = interpolation.evaluate(t)
+            set_row = lambda row, rows: rows.at[s.index].set(row)  # noqa: E731
+            if not self.inputs:
+                return _Saves(s.index + 1, jax.tree.map(set_row, y, s.ys))
+            end = t == t1
+            y = jax.tree.map(lambda a, b: jnp.where(end, a, b), y1, y)  # the state the law saw
+            # a save inside a step (not met when steps end on the saves): the interpolant's slope
+            u = jnp.where(end, f1, jnp.where(t == t0, k0 / (t1 - t0), interpolation.derivative(t)[-1]))
+            return _Saves(s.index + 1, jax.tree.map(set_row, y, s.ys), set_row(u, s.us))
+
+        saves = eqxi.while_loop(due, save, saves, max_steps=n, buffers=lambda s: (s.ys, s.us), kind="checkpointed",
                                  checkpoints=n)
         return y1, y_error, dense_info, (inner, saves), result
 
@@ -111,6 +148,11 @@ class SavingSolver(diffrax.AbstractWrappedSolver):
         saves = solution.solver_state[1]
         reached = jnp.arange(self.ts.shape[0]) < saves.index
         return jnp.where(reached, self.ts, jnp.inf), saves.ys
+
+    def saved_inputs(self, solution: diffrax.Solution):
+        """The inputs ``u`` at the saves (``inputs=True``: the derivative of ``y``'s last component,
+        as the solver's own stages evaluated it), ``inf`` where the solve never reached the save."""
+        return solution.solver_state[1].us
 
 
 # jitted: diffrax traces a step three times (the loop state's structure, the loop, its checkpointed

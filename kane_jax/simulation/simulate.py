@@ -13,22 +13,18 @@ from collections.abc import Callable
 from typing import Any
 
 import diffrax
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optimistix as optx
 
 from .. import _checks
 from .._dispatch import _eager
-from .._modules import chain_vector
 from .._shared_jit import shared_arrays, shared_leaves_jit
 from .._types import Config
-from ..algorithms._fd_derivative import forward_dynamics_kernel
-from ..algorithms._recursion import mass_matrix_kernel, solve_chain_mass
-from ..algorithms._terms import internal_forces
-from ..algorithms.actuation import generalized_input
 from ..chain import Chain
-from ._control import _check_law, _evaluate_law
+from ._control import _check_law, _control_law, _evaluate_law, reads_state
+from ._fields import explicit_field, field_with_input, full_field, implicit_field, state_norm
 from ._saving import FirstStep, FixedStep, SavingSolver
 from .rosenbrock import Ros34PW2
 from .rosenbrock import vector_field as rosenbrock_field
@@ -46,51 +42,16 @@ SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
 }
 
 
-# --- vector fields -------------------------------------------------------------------------------
-
-# traced once per solve although diffrax evaluates the vector field at several call sites
-_accelerations = eqx.filter_jit(forward_dynamics_kernel)
-
-
-@eqx.filter_jit
-def _generalized_force(chain, control, t, q, qd):
-    """The control law's generalized force at ``(t, q, q̇)``: like the accelerations, one trace per
-    solve (a feedback law such as a PFBL is a dynamics program of its own; traced at each of
-    diffrax's call sites it was a third of `003-sim1`'s compile)."""
-    size = chain.nu if chain.nu else chain.nq
-    return generalized_input(chain, q, _evaluate_law(control, size, q.dtype, t, q, qd))
-
-
-def _full_field(t, y, args):
-    chain, control = args
-    q, qd = y
-    return qd, _accelerations(chain, q, qd, _generalized_force(chain, control, t, q, qd))
-
-
-def _explicit_field(t, y, args):
-    # non-stiff part for IMEX solvers: inertia, gravity and input (the bias without internal forces)
-    chain, control = args
-    q, qd = y
-    return jnp.zeros_like(q), _accelerations(chain, q, qd, _generalized_force(chain, control, t, q, qd),
-                                             internal=False)
-
-
-def _implicit_field(t, y, args):
-    # stiff part for IMEX solvers: q̇ = v and the elastic/damping forces of joints and bodies
-    chain = args[0]
-    q, qd = y
-    force = -chain_vector(chain, internal_forces(chain, q, qd))
-    return qd, solve_chain_mass(chain, mass_matrix_kernel(chain, q), force)
-
-
 # --- the solve -----------------------------------------------------------------------------------
 
-def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter, jumps):
+def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter, jumps,
+             feedback):
     dtype = y0[0].dtype
     # saving in the solver's state and the step in the controller: no traced diffrax checks, so an
     # eagerly called solve holds no host callback and JAX's persistent cache can store it
     # (with the default adjoint; others keep diffrax's own saving)
     own_saving = type(adjoint) is diffrax.RecursiveCheckpointAdjoint
+    with_input = False
     if tolerances is None:
         controller = FixedStep(dt0) if own_saving else diffrax.ConstantStepSize()
         dt0 = None if own_saving else dt0
@@ -99,25 +60,35 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
         # too stiff: stop with RESULTS.dt_min_reached instead of burning max_steps
         # (not with jump_ts: a step clipped to end at a jump may legitimately be that short)
         dtmin = 1e-13 * (t1 - t0) if jumps is None else None
+        # a feedback law's inputs at the saves come from the steps' own last stages: steps end on the
+        # saves, and the law is compiled once (_fields.py); not across jumps (a step ends just before one)
+        with_input = (own_saving and jumps is None and feedback and isinstance(solver, diffrax.AbstractERK)
+                      and solver.tableau.fsal)
         controller = diffrax.PIDController(rtol=tolerances[0], atol=tolerances[1], dtmin=dtmin, force_dtmin=False,
-                                           jump_ts=jumps)
+                                           jump_ts=jumps, step_ts=ts if with_input else None,
+                                           norm=state_norm if with_input else optx.rms_norm)
         if own_saving and dt0 is not None:
             controller, dt0 = FirstStep(controller, dt0), None
     size = chain.nu if chain.nu else chain.nq
     if isinstance(solver, (diffrax.KenCarp3, diffrax.KenCarp4, diffrax.KenCarp5)):
-        terms = diffrax.MultiTerm(diffrax.ODETerm(_explicit_field), diffrax.ODETerm(_implicit_field))
+        terms = diffrax.MultiTerm(diffrax.ODETerm(explicit_field), diffrax.ODETerm(implicit_field))
     elif isinstance(solver, Ros34PW2):
         terms = diffrax.ODETerm(rosenbrock_field)  # the same field, traced and compiled once with the steps
+    elif with_input:
+        terms, y0 = diffrax.ODETerm(field_with_input), (*y0, jnp.zeros((size,), dtype))
     else:
-        terms = diffrax.ODETerm(_full_field)
+        terms = diffrax.ODETerm(full_field)
     if own_saving:
-        solver, saveat = SavingSolver(solver, ts), diffrax.SaveAt(t1=True, solver_state=True)
+        solver = SavingSolver(solver, ts, inputs=with_input)
+        saveat = diffrax.SaveAt(t1=True, solver_state=True)
     else:
         saveat = diffrax.SaveAt(ts=ts)
     sol = diffrax.diffeqsolve(
         terms, solver, t0, t1, dt0, y0, args=(chain, control), saveat=saveat,
         stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=throw, progress_meter=meter)
-    ts, (q, qd) = solver.saved(sol) if own_saving else (sol.ts, sol.ys)
+    ts, (q, qd, *_) = solver.saved(sol) if own_saving else (sol.ts, sol.ys)
+    if with_input:
+        return Trajectory(ts, q, qd, solver.saved_inputs(sol), sol.result, sol.stats, first_nonfinite(q, qd))
     # the inputs at the saves, one save after another (`lax.map`), not vmapped: a batched copy of a
     # feedback law (qpax's loop, the PFBL's solves) traces and compiles longer: 003-sim2's solve
     # 27.2-38.9 s (median 31.4) against 32.4-39.9 s (33.0), a process per compile, pinned
@@ -274,7 +245,8 @@ def simulate(
     # concrete result: the compiled program then holds no host callback, so JAX's persistent
     # compilation cache can store it (programs with callbacks are never cached)
     in_solve = bool(throw) and not _eager()
+    feedback = control is not None and reads_state(_control_law(control, size, dtype), chain.nq, dtype)
     traj = _rollout(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve,
-                  meter, jumps)
+                    meter, jumps, feedback)
     traj = dataclasses.replace(traj, solver=name)  # after the jit: the reason holds numbers
     return raise_on_failure(traj) if throw else traj

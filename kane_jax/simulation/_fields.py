@@ -1,0 +1,70 @@
+"""The vector fields of :func:`kane_jax.simulate` (``000_…`` eq. 56, ``q̈ = M⁻¹ (Q_a − ID(q, q̇, 0))``).
+
+- :func:`full_field`: ``(q̇, q̈)`` for the explicit and fully implicit solvers;
+- :func:`field_with_input`: the same with the control input ``u`` as the derivative of a third,
+  unused state component, so that a FSAL Runge–Kutta step hands back ``u(t₁, y₁)`` from its own
+  last stage (:class:`~kane_jax.simulation._saving.SavingSolver` saves it): a feedback law is then
+  compiled once, inside the solver's loop, instead of a second time for the saved inputs;
+- :func:`explicit_field` and :func:`implicit_field`: the IMEX split (KenCarp).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax.numpy as jnp
+import optimistix as optx
+
+from .._modules import chain_vector
+from ..algorithms._fd_derivative import forward_dynamics_kernel
+from ..algorithms._recursion import mass_matrix_kernel, solve_chain_mass
+from ..algorithms._terms import internal_forces
+from ..algorithms.actuation import generalized_input
+from ._control import _evaluate_law
+
+# traced once per solve although diffrax evaluates the vector field at several call sites
+_accelerations = eqx.filter_jit(forward_dynamics_kernel)
+
+
+@eqx.filter_jit
+def _input_and_force(chain, control, t, q, qd):
+    """The control law's ``u`` and generalized force at ``(t, q, q̇)``: like the accelerations, one
+    trace per solve (a feedback law such as a PFBL is a dynamics program of its own; traced at each
+    of diffrax's call sites it was a third of `003-sim1`'s compile)."""
+    size = chain.nu if chain.nu else chain.nq
+    u = _evaluate_law(control, size, q.dtype, t, q, qd)
+    return u, generalized_input(chain, q, u)
+
+
+def full_field(t, y, args):
+    chain, control = args
+    q, qd = y
+    return qd, _accelerations(chain, q, qd, _input_and_force(chain, control, t, q, qd)[1])
+
+
+def field_with_input(t, y, args):
+    # y = (q, q̇, z) with ż = u: z itself is never read (the step-size norm leaves it out)
+    chain, control = args
+    q, qd, _ = y
+    u, force = _input_and_force(chain, control, t, q, qd)
+    return qd, _accelerations(chain, q, qd, force), u
+
+
+def state_norm(y) -> jnp.ndarray:
+    """diffrax's RMS norm of ``(q, q̇)`` alone: the error of the input channel ``z`` is not controlled."""
+    return optx.rms_norm(tuple(y[:2]))
+
+
+def explicit_field(t, y, args):
+    # non-stiff part for IMEX solvers: inertia, gravity and input (the bias without internal forces)
+    chain, control = args
+    q, qd = y
+    return jnp.zeros_like(q), _accelerations(chain, q, qd, _input_and_force(chain, control, t, q, qd)[1],
+                                             internal=False)
+
+
+def implicit_field(t, y, args):
+    # stiff part for IMEX solvers: q̇ = v and the elastic/damping forces of joints and bodies
+    chain = args[0]
+    q, qd = y
+    force = -chain_vector(chain, internal_forces(chain, q, qd))
+    return qd, solve_chain_mass(chain, mass_matrix_kernel(chain, q), force)
