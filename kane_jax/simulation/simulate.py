@@ -23,7 +23,7 @@ from .._dispatch import _eager
 from .._shared_jit import shared_arrays, shared_leaves_jit
 from .._types import Config
 from ..chain import Chain
-from ._control import _check_law, _control_law, _evaluate_law, reads_state
+from ._control import _check_law, _evaluate_law, reads_state
 from ._fields import explicit_field, field_with_input, full_field, implicit_field, state_norm
 from ._saving import FirstStep, FixedStep, SavingSolver
 from .rosenbrock import Ros34PW2
@@ -45,7 +45,7 @@ SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
 # --- the solve -----------------------------------------------------------------------------------
 
 def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, max_steps, throw, meter, jumps,
-             feedback):
+             model_law):
     dtype = y0[0].dtype
     # saving in the solver's state and the step in the controller: no traced diffrax checks, so an
     # eagerly called solve holds no host callback and JAX's persistent cache can store it
@@ -60,9 +60,9 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
         # too stiff: stop with RESULTS.dt_min_reached instead of burning max_steps
         # (not with jump_ts: a step clipped to end at a jump may legitimately be that short)
         dtmin = 1e-13 * (t1 - t0) if jumps is None else None
-        # a feedback law's inputs at the saves come from the steps' own last stages: steps end on the
-        # saves, and the law is compiled once (_fields.py); not across jumps (a step ends just before one)
-        with_input = (own_saving and jumps is None and feedback and isinstance(solver, diffrax.AbstractERK)
+        # a model-based law's inputs at the saves come from the steps' own last stages: steps end on
+        # the saves, and the law is compiled once (_fields.py); not across jumps (a step ends just before one)
+        with_input = (own_saving and jumps is None and model_law and isinstance(solver, diffrax.AbstractERK)
                       and solver.tableau.fsal)
         controller = diffrax.PIDController(rtol=tolerances[0], atol=tolerances[1], dtmin=dtmin, force_dtmin=False,
                                            jump_ts=jumps, step_ts=ts if with_input else None,
@@ -145,7 +145,11 @@ def simulate(
             forces) for a chain without actuators. Callables may be ``equinox.Module``\\ s holding
             arrays (gains, references), which ``grad``/``vmap`` then reach.
         saveat: times to save at (1-D array in ``[t0, t1]``) or an int (that many evenly spaced
-            times); default ``n_save`` evenly spaced times including ``t0`` and ``t1``.
+            times); default ``n_save`` evenly spaced times including ``t0`` and ``t1``. With a
+            feedback law that holds the chain's arrays (a model-based law such as a PFBL), adaptive
+            steps of an explicit FSAL solver (Tsit5, Dopri5, Dopri8) and no ``jump_ts``, the steps
+            also end on these times, and the saved inputs are the solver's own evaluations of the
+            law there (the law is compiled once, not again for the saves).
         solver: ``"auto"`` (default, also ``None``): measures the stiffness at the initial state
             (:func:`kane_jax.simulation.stiffness`) and takes ``"tsit5"``, or ``"ros34pw2"`` when
             stability alone would force an explicit solver into more than 2,000 steps (with
@@ -245,8 +249,13 @@ def simulate(
     # concrete result: the compiled program then holds no host callback, so JAX's persistent
     # compilation cache can store it (programs with callbacks are never cached)
     in_solve = bool(throw) and not _eager()
-    feedback = control is not None and reads_state(_control_law(control, size, dtype), chain.nq, dtype)
+    # a model-based feedback law (it holds the chain's arrays: a PFBL) is worth compiling once, with
+    # its saved inputs from the solver's stages; a law as cheap as a PD is not worth the steps that
+    # end on the saves (the demo: 950 -> 1,037 steps). `reads_state` through the jitted law, whose
+    # trace is cached: tracing a PFBL itself again takes seconds per call.
+    model_law = (control is not None and shared_arrays(chain, control)
+                 and reads_state(lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd), chain.nq, dtype))
     traj = _rollout(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve,
-                    meter, jumps, feedback)
+                    meter, jumps, model_law)
     traj = dataclasses.replace(traj, solver=name)  # after the jit: the reason holds numbers
     return raise_on_failure(traj) if throw else traj

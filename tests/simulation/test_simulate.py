@@ -119,8 +119,8 @@ class _Feedback(eqx.Module):
 
 
 def test_saved_inputs_are_the_feedback_law_at_the_saved_states():
-    # Trajectory.u (evaluated after the solve, save by save) against the law called eagerly at each
-    # saved (t, q, q̇), for one solve and for a vmapped batch of two
+    # Trajectory.u (a law without the chain's arrays: evaluated after the solve, save by save) against the
+    # law called eagerly at each saved (t, q, q̇), for one solve and for a vmapped batch of two
     chain, law = hybrid(damping=0.3, joint_damping=0.3), _Feedback(jnp.asarray(0.4))
     traj = kj.simulate(chain, Q0, ZERO, 0.3, control=law, rtol=1e-8, atol=1e-10, n_save=7)
     want = np.stack([np.asarray(law(t, q, qd)) for t, q, qd in zip(traj.ts, traj.q, traj.qd)])
@@ -131,6 +131,34 @@ def test_saved_inputs_are_the_feedback_law_at_the_saved_states():
     for b in range(2):
         want = np.stack([np.asarray(law(t, q, qd)) for t, q, qd in zip(batch.ts[b], batch.q[b], batch.qd[b])])
         np.testing.assert_allclose(batch.u[b], want, rtol=0, atol=1e-15)
+
+
+class _ModelLaw(eqx.Module):
+    """A feedback law that holds the chain (as a PFBL does): half its gravity compensated, plus a PD."""
+
+    chain: kj.Chain
+
+    def __call__(self, t, q, qd):
+        return 0.5 * kj.inverse_dynamics(self.chain, q, jnp.zeros_like(q), jnp.zeros_like(q)) - 0.3 * (q - 0.1 * t) \
+            - 0.05 * qd
+
+
+def test_a_model_laws_inputs_come_from_the_solvers_stages():
+    # a law holding the chain's arrays: its saved inputs are the FSAL stages' (the steps end on the saves),
+    # checked against the law called eagerly at each saved state, and the motion against the same law
+    # on a copy of the chain (other arrays: the inputs evaluated after the solve, diffrax's own steps)
+    chain = hybrid(damping=0.3, joint_damping=0.3)
+    copy = jax.tree.map(lambda x: x + 0 if eqx.is_array(x) else x, chain)
+    kw = dict(rtol=1e-10, atol=1e-12, n_save=31)
+    traj = kj.simulate(chain, Q0, ZERO, 0.3, control=_ModelLaw(chain), **kw)
+    after = kj.simulate(chain, Q0, ZERO, 0.3, control=_ModelLaw(copy), **kw)
+    assert int(traj.stats["num_steps"]) > int(after.stats["num_steps"])  # 281 > 267: clipped at the 29 interior saves
+    want = np.stack([np.asarray(_ModelLaw(chain)(t, q, qd)) for t, q, qd in zip(traj.ts, traj.q, traj.qd)])
+    np.testing.assert_allclose(traj.u, want, rtol=0, atol=1e-14)
+    assert float(np.min(np.ptp(want, axis=0))) > 1e-3
+    np.testing.assert_array_equal(traj.ts, after.ts)
+    np.testing.assert_allclose(traj.q, after.q, rtol=0, atol=1e-10)  # other steps: the tolerance's level (4e-13)
+    np.testing.assert_allclose(traj.u, after.u, rtol=0, atol=1e-9)  # (1e-11)
 
 
 @pytest.mark.slow  # the implicit solvers compile a Jacobian of the whole vector field (~1 min)
