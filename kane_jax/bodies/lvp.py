@@ -215,7 +215,7 @@ class LVPBody(mat.AbstractMaterialBody, AbstractPointBody):
     def _point(self, q: Config, s: Array, k: int, terms) -> Vec3:
         """:meth:`position` with the axial terms of ``primitives[k]`` given (same operations)."""
         x = self._map(q, s, self.primitives[:k], self.slices[:k])
-        x = self.primitives[k].apply_in_section(x, self.length, terms)
+        x = self.primitives[k].apply_in_section(x, terms)
         return self._map_from(q, x, self.primitives[k + 1:], self.slices[k + 1:])
 
     def _map(self, q: Config, s: Array, prims, slices) -> Vec3:

@@ -256,9 +256,11 @@ def test_section_shared_bend_equals_pointwise(prims, shared, rng):
 
 @pytest.mark.parametrize("prim", [P.Bend("y", 3), P.Stretch(3), P.Twist(2)], ids=lambda p: type(p).__name__)
 def test_default_modes_equal_given_modes(prim, rng):
-    """The default monomial modes (powers by products; the Bend's backbone nodes by scaled amplitudes) against
-    the same modes passed as a callable (the generic path: the field node by node), with their first and
-    second q-derivatives, 1e-14."""
+    """The default monomial modes (powers by products, the field's slope and the Bend's backbone stretch in
+    closed form) against the same modes passed as a callable (the generic path: the field node by node and
+    its σ-derivatives by autodiff), with their first and second q-derivatives (1e-14) and the point's
+    Jacobian ∂X'/∂X with its q-derivative (the deformation gradient and its rate: the σ-derivatives of the
+    closed forms, 1e-13)."""
     given = type(prim)(*([prim.plane] if isinstance(prim, P.Bend) else []), prim.n_modes,
                        modes=lambda s: jnp.stack([s ** k for k in range(1, prim.n_modes + 1)]))
     a = jnp.asarray(rng.uniform(-0.6, 0.6, prim.n_modes))
@@ -275,3 +277,10 @@ def test_default_modes_equal_given_modes(prim, rng):
     (y1, d1), (_, c1) = second(given)
     for u, w in ((y0, y1), (d0, d1), (c0, c1)):
         np.testing.assert_allclose(u, w, rtol=1e-14, atol=1e-14 * L)
+
+    def gradient(p):
+        return jax.jvp(lambda t: jax.jacfwd(lambda y: p.apply(a + t * v, y, L, R))(x), (0.0,), (1.0,))
+
+    for u, w in zip(gradient(prim), gradient(given)):
+        assert np.all(np.isfinite(u)) and np.max(np.abs(w)) > 0.1
+        np.testing.assert_allclose(u, w, rtol=0, atol=1e-13)
