@@ -261,8 +261,8 @@ class Shear(AbstractPrimitive):
         self.n_modes, self.direction = int(n_modes), direction
 
     def apply(self, a, x, length, radius):
-        v = length * self.field(a, x[0] / length)
-        return x.at[1 if self.direction == "y" else 2].add(v)
+        v = length * self.field(a, x[0] / length)  # stacked, not `.at[].add` (a scatter at every derivative order)
+        return jnp.stack([x[0], x[1] + v, x[2]] if self.direction == "y" else [x[0], x[1], x[2] + v])
 
 
 class Cavity(AbstractPrimitive):
