@@ -61,8 +61,7 @@ def _check_modes(modes, n_modes: int, name: str):
 
 
 def _powers(x: Array, n: int) -> list[Array]:
-    """``[x, x², …, xⁿ]`` by repeated products: elementwise, where ``jnp.cumprod`` is a scan with a
-    derivative rule of its own (≈ 11 % of the profiled kernel time of an LVP arm's FD went to it)."""
+    """``[x, x², …, xⁿ]`` by products, not ``jnp.cumprod`` (a scan: ≈ 11 % of an LVP arm's FD's kernel time)."""
     out = [x]
     for _ in range(n - 1):
         out.append(out[-1] * x)
@@ -126,11 +125,14 @@ class AbstractPrimitive(eqx.Module):
         phi = self.default_modes(sigma) if self.modes is None else self.modes(sigma)
         return jnp.sum(phi * a.astype(phi.dtype), axis=-1)  # no dot: XLA:CPU lays out batched dots by copies
 
+    def powers(self) -> bool:
+        """Whether the modes are the default powers ``σ^k`` (closed forms apply; static)."""
+        return self.modes is None and type(self).default_modes is AbstractPrimitive.default_modes
+
     def field_and_slope(self, a: Array, sigma: Array) -> tuple[Array, Array]:
-        """``f(σ)`` and ``df/dσ``: ``Σ k a_k σ^(k−1)`` for the default powers, forward-mode autodiff of
-        other modes. The closed form differentiates as a polynomial where the JVP's tangent code of the
-        powers differentiated again at every order of the jets and deformation gradients."""
-        if self.modes is not None or type(self).default_modes is not AbstractPrimitive.default_modes:
+        """``f(σ)`` and ``df/dσ``: ``Σ k a_k σ^(k−1)`` for the default powers (differentiated again as a
+        polynomial at every order of the jets), forward-mode autodiff of other modes."""
+        if not self.powers():
             return jax.jvp(lambda s: self.field(a, s), (sigma,), (jnp.ones_like(sigma),))
         lower = jnp.stack([jnp.ones_like(sigma)] + (_powers(sigma, self.n_modes - 1) if self.n_modes > 1 else []),
                           axis=-1)  # σ^(k−1)
@@ -177,27 +179,25 @@ class Bend(AbstractPrimitive):
         self.n_modes, self.plane, self.n_backbone = int(n_modes), plane, int(n_backbone)
 
     def _backbone(self, a, sigma, length):
-        """``c(σ) = L σ Σ_j w_j t(θ(σ ξ_j))`` (2-vector in the bending plane) for given ``modes``."""
+        """``c(σ) = L σ Σ_j w_j t(θ(σ ξ_j))`` (2-vector in the bending plane) for modes other than powers."""
         xi, w = gauss_legendre(self.n_backbone)
         theta = jax.vmap(lambda t: self.field(a, sigma * t))(jnp.asarray(xi, dtype=jnp.result_type(sigma, float)))
         w = jnp.asarray(w, dtype=theta.dtype)
         return length * sigma * jnp.stack([jnp.sum(w * jnp.cos(theta)), jnp.sum(w * jnp.sin(theta))])
 
     def section_terms(self, a: Array, sigma: Array, length: Array) -> tuple[Array, ...]:
-        """What :meth:`apply` needs of the axial coordinate ``σ`` alone, shared by all points of a
-        cross-section: ``(cos θ, sin θ, λ_c, κ, c_x, c_⊥)`` — the tangent ``t(θ)``, the backbone's
-        stretch ``λ_c = c'(x)·t`` (1 up to the quadrature error), the curvature ``κ = dθ/dx`` and the
-        backbone point ``c`` of ``n_backbone`` quadrature nodes (the costly part).
+        """What :meth:`apply` needs of the axial coordinate ``σ`` alone, shared by a cross-section's points:
+        ``(cos θ, sin θ, λ_c, κ, c_x, c_⊥)`` — the tangent ``t(θ)``, the backbone's stretch ``λ_c = c'(x)·t``
+        (1 up to the quadrature error), the curvature ``κ = dθ/dx`` and the backbone point ``c``.
 
         For the default powers ``θ(σ ξ_j) = Σ_k a_k σ^k ξ_j^k`` in closed form: with ``δ_j = θ(σ) − θ(σ ξ_j)``
         and ``ρ_j = σ ∂_σ θ(σ ξ_j) = Σ_k k a_k σ^k ξ_j^k``, ``dc/dσ = L Σ_j w_j (t_j + ρ_j n_j)`` gives
         ``λ_c = Σ_j w_j (cos δ_j + ρ_j sin δ_j)``. Later derivatives (jets in ``q``, deformation gradients
-        in ``σ``) differentiate these scalar products, not a JVP of the quadrature dotted with ``t``: 9.6k
-        instead of 17.6k HLO instructions for the jets and internal force of ``003-sim1``'s body
+        in ``σ``) differentiate these scalar products, not a JVP of the quadrature dotted with ``t``
         (``docs/architecture.md``). Other modes: autodiff of :meth:`_backbone`, the closed form's oracle."""
         theta, dtheta = self.field_and_slope(a, sigma)
         ct, st = jnp.cos(theta), jnp.sin(theta)
-        if self.modes is None:
+        if self.powers():
             xi, w = gauss_legendre(self.n_backbone)
             dtype = jnp.result_type(sigma, float)
             xi_pow = np.stack(_powers(np.asarray(xi), self.n_modes), axis=-1)  # (n_b, n)
