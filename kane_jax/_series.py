@@ -188,6 +188,32 @@ def _trig_jvp(primals, tangents):
     return (th, s, c), (d_th, c * d_th, -s * d_th)
 
 
+@jax.custom_jvp
+def sincos(x: Array) -> tuple[Array, Array]:
+    """``sin x`` and ``cos x`` computed once into one buffer (:func:`~kane_jax._small.materialize`).
+
+    XLA:CPU fuses a sine into every kernel that reads it, and a jet reads it in many (its tangents,
+    every product downstream): the LVP primitives' angles were evaluated 15–50 times each in one
+    vector field of ``003-sim1`` (191 sine and 155 cosine operations for the bending angle alone,
+    2026-12-03). Its JVP reuses the buffer, at every order of nested jets.
+
+    Arguments:
+        x: angles (any shape).
+
+    Returns:
+        ``(sin x, cos x)``, each of ``x``'s shape.
+    """
+    out = materialize(jnp.stack([jnp.sin(x), jnp.cos(x)]))
+    return out[0], out[1]
+
+
+@sincos.defjvp
+def _sincos_jvp(primals, tangents):
+    (x,), (dx,) = primals, tangents
+    s, c = sincos(x)
+    return (s, c), (c * dx, -s * dx)
+
+
 def _right_jacobian_closed(x: Array) -> Array:
     """Barfoot's closed forms of the four coefficients of :func:`se3_right_jacobian`, ``x = θ²``, stacked."""
     th, s, c = trig(x)

@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.custom_derivatives import SymbolicZero
 
+from .._series import sincos
 from .._small import det3
 from .._types import Array, Float, Vec3
 from .quadrature import gauss_legendre
@@ -196,7 +197,7 @@ class Bend(AbstractPrimitive):
         in ``σ``) differentiate these scalar products, not a JVP of the quadrature dotted with ``t``
         (``docs/architecture.md``). Other modes: autodiff of :meth:`_backbone`, the closed form's oracle."""
         theta, dtheta = self.field_and_slope(a, sigma)
-        ct, st = jnp.cos(theta), jnp.sin(theta)
+        st, ct = sincos(theta)  # once, in one buffer, for every kernel of every jet that reads them
         if self.powers():
             xi, w = gauss_legendre(self.n_backbone)
             dtype = jnp.result_type(sigma, float)
@@ -205,10 +206,10 @@ class Bend(AbstractPrimitive):
             phi = jnp.sum(jnp.asarray(xi_pow, dtype=dtype) * scaled[None, :], axis=-1)  # θ(σ ξ_j)
             rho = jnp.sum(jnp.asarray(xi_pow * np.arange(1, self.n_modes + 1), dtype=dtype) * scaled[None, :], axis=-1)
             delta = jnp.sum(jnp.asarray(1 - xi_pow, dtype=dtype) * scaled[None, :], axis=-1)  # θ(σ) − θ(σ ξ_j)
-            w = jnp.asarray(w, dtype=dtype)
-            arc = length * sigma
-            c = arc * jnp.sum(w * jnp.cos(phi)), arc * jnp.sum(w * jnp.sin(phi))
-            lam_c = jnp.sum(w * (jnp.cos(delta) + rho * jnp.sin(delta)))
+            w, arc = jnp.asarray(w, dtype=dtype), length * sigma
+            sn, cs = sincos(jnp.stack([phi, delta]))  # the nodes' angles and θ(σ) minus them, in one buffer
+            c = arc * jnp.sum(w * cs[0]), arc * jnp.sum(w * sn[0])
+            lam_c = jnp.sum(w * (cs[1] + rho * sn[1]))
         else:
             c, dc = jax.jvp(lambda s: self._backbone(a, s, length), (sigma,), (jnp.ones_like(sigma),))
             lam_c = (dc[0] * ct + dc[1] * st) / length
@@ -242,7 +243,7 @@ class Twist(AbstractPrimitive):
 
     def apply(self, a, x, length, radius):
         psi = self.field(a, x[0] / length)
-        c, s = jnp.cos(psi), jnp.sin(psi)
+        s, c = sincos(psi)
         return jnp.stack([x[0], c * x[1] - s * x[2], s * x[1] + c * x[2]])
 
 
@@ -287,8 +288,7 @@ class Cavity(AbstractPrimitive):
         area = radius**2 * self.field(a, x[0] / length)
         r2 = x[1] ** 2 + x[2] ** 2
         on_axis = r2 < 1e-30
-        scale = jnp.sqrt(1 + area / jnp.where(on_axis, 1.0, r2))
-        scale = jnp.where(on_axis, 1.0, scale)
+        scale = jnp.where(on_axis, 1.0, jnp.sqrt(1 + area / jnp.where(on_axis, 1.0, r2)))
         return jnp.stack([x[0], x[1] * scale, x[2] * scale])
 
 
