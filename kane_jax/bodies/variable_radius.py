@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import _checks
+from .._series import sincos
 from .._small import det3
 from .._types import Array, Config, Float, Pose, Vec3
 from ..lie import make_pose, one_minus_cos_over_x, rot_axis, sin_over_x
@@ -175,7 +176,8 @@ class VariableRadiusPCC(mat.AbstractMaterialBody, AbstractPointBody):
         phi = theta * sigma
         bx = ell * sigma * sin_over_x(phi)
         by = ell * sigma * one_minus_cos_over_x(phi)
-        return jnp.stack([bx - y * jnp.sin(phi), by + y * jnp.cos(phi), z])
+        sp, cp = sincos(phi)  # once, in one buffer, for every kernel of the jets that reads them
+        return jnp.stack([bx - y * sp, by + y * cp, z])
 
     def tip(self, q: Config) -> Pose:
         theta, ell = q[0], self.length + q[1]
