@@ -81,16 +81,30 @@ def compose_poses(a: Pose, b: Pose) -> Pose:
     return make_pose(rot, trans)
 
 
+def _closed_sin_over_x(t2: Array) -> Array:
+    th, s, _ = trig(t2)
+    return s / th
+
+
+def _closed_one_minus_cos_over_x2(t2: Array) -> Array:
+    _, _, c = trig(t2)
+    return (1 - c) / t2
+
+
 def sin_over_x(x: Array) -> Array:
-    """``sin(x)/x``, smooth at 0 to every order."""
-    return series_in_sq(x * x, lambda t2: jnp.sin(jnp.sqrt(t2)) / jnp.sqrt(t2),
-                        [(-1) ** k / FACT[2 * k + 1] for k in range(TERMS)])
+    """``sin(x)/x``, smooth at 0 to every order (:func:`rotvec_coefficients`' ``a`` of ``x²``)."""
+    return series_in_sq(x * x, _closed_sin_over_x, [(-1) ** k / FACT[2 * k + 1] for k in range(TERMS)])
 
 
 def one_minus_cos_over_x2(x: Array) -> Array:
-    """``(1 − cos x)/x²``, smooth at 0 to every order (``2 sin²(x/2)/x²`` away from 0)."""
-    return series_in_sq(x * x, lambda t2: 2 * jnp.sin(0.5 * jnp.sqrt(t2)) ** 2 / t2,
-                        [(-1) ** k / FACT[2 * k + 2] for k in range(TERMS)])
+    """``(1 − cos x)/x²``, smooth at 0 to every order (:func:`rotvec_coefficients`' ``b`` of ``x²``).
+
+    The closed forms of this and :func:`sin_over_x` (used where ``x² ≥ 2``, so ``1 − cos x`` loses
+    no digits) read one buffer of ``√(x²)``, ``sin`` and ``cos`` (:func:`~kane_jax._series.trig`), which XLA
+    shares between the two at the same ``x`` and across their derivatives: the variable-radius
+    body's ``position`` needs both (before, each had its own sine, of ``x`` and of ``x/2``).
+    """
+    return series_in_sq(x * x, _closed_one_minus_cos_over_x2, [(-1) ** k / FACT[2 * k + 2] for k in range(TERMS)])
 
 
 def one_minus_cos_over_x(x: Array) -> Array:
