@@ -64,6 +64,7 @@ from .bodies import VariableRadiusPCC as VariableRadiusPCC
 from .bodies import frame_from_points as frame_from_points
 from .chain import Chain as Chain
 from .compilation_cache import enable_compilation_cache as enable_compilation_cache
+from .compilation_cache import enable_lowered_store as enable_lowered_store
 from .joints import AbstractJoint as AbstractJoint
 from .joints import Fixed as Fixed
 from .joints import Free as Free
@@ -110,5 +111,5 @@ __all__ = [
     "inverse_dynamics", "inverse_dynamics_full", "coriolis_matrix", "inverse_dynamics_derivatives",
     "mass_matrix_derivatives", "kinetic_energy", "mass_matrix", "nonlinear_effects",
     "potential_energy", "tip_jacobian", "tip_pose", "JointLimits", "from_urdf",
-    "enable_compilation_cache", "recommended_xla_flags", "use_recommended_xla_flags",
+    "enable_compilation_cache", "enable_lowered_store", "recommended_xla_flags", "use_recommended_xla_flags",
 ]

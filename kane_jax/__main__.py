@@ -23,7 +23,8 @@ import time
 DEFAULT_OUT = "kane_jax_out"
 PAGE = ('<!doctype html>\n<html>\n<head><meta charset="utf-8"><title>kane-jax: {title}</title>\n'
         "<style>html, body {{margin: 0; height: 100%;}}</style></head>\n<body>{div}</body>\n</html>\n")
-CACHE_HELP = "do not use the persistent compilation cache ($KANE_JAX_CACHE_DIR, default a per-user cache folder)"
+CACHE_HELP = ("do not use the persistent compilation cache nor the stored lowered programs ($KANE_JAX_CACHE_DIR, "
+              "default a per-user cache folder)")
 HTML_HELP = ("also write an interactive 3-D view of the motion (rotate, scrub, play; works offline) to "
              "OUT/view.html (view_2.html, ... when the scenario simulates several motions)")
 
@@ -61,10 +62,12 @@ def _setup_jax(cache: bool = True) -> None:
 
     jax.config.update("jax_enable_x64", True)
     if cache:
-        from .compilation_cache import enable_compilation_cache
+        from .compilation_cache import enable_compilation_cache, enable_lowered_store
 
         try:
-            print(f"kane-jax: compilation cache: {enable_compilation_cache()}", flush=True)
+            folder = enable_compilation_cache()
+            enable_lowered_store(folder / "kane_jax_lowered")  # the solves' traces too (simulation/_stored.py)
+            print(f"kane-jax: compilation cache: {folder}", flush=True)
         except (OSError, ValueError) as err:  # an unwritable cache folder must not stop the run
             print(f"kane-jax: warning: compilation cache off: {err}", file=sys.stderr)
 

@@ -9,6 +9,14 @@ import types
 import pytest
 
 from kane_jax.__main__ import main
+from kane_jax.simulation import _stored
+
+
+@pytest.fixture(autouse=True)
+def _store_off_after_each_test():
+    """``main`` turns the lowered-program store on for its process; this worker's later tests run without it."""
+    yield
+    _stored.disable()
 
 
 def test_list_prints_every_scenario(capsys):

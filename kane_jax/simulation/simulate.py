@@ -23,6 +23,7 @@ from .._dispatch import _eager
 from .._shared_jit import shared_arrays, shared_leaves_jit
 from .._types import Config
 from ..chain import Chain
+from . import _stored
 from ._control import _check_law, _evaluate_law, reads_state
 from ._fields import explicit_field, field_with_input, full_field, implicit_field, state_norm
 from ._saving import FirstStep, FixedStep, SavingSolver
@@ -191,15 +192,12 @@ def simulate(
             and ``q̇ = v`` implicit, inertia/gravity/input explicit); or any diffrax solver.
         dt0: initial step [s]; None lets diffrax choose. Required when ``adaptive=False``.
         rtol, atol: tolerances of the PID step-size controller (adaptive steps).
-        step_control: how adaptive steps follow the error estimates: ``"integral"`` (default,
-            diffrax's ``PIDController`` defaults: the next step from the last error alone), ``"pi"``
-            (``pcoeff=0.4, icoeff=0.3``: Hairer & Wanner's PI controller, which damps the
-            accept/reject cycling of an explicit solver whose steps are held at its stability
-            limit by stiff modes; a feedback loop around a stiff soft body, paper ``003_…``'s
-            scenarios: 17 % fewer steps, rejected steps 231 → 4 in ``003-sim1``; elsewhere it
-            took up to 23 % more steps, see ``docs/architecture.md``), or the coefficients
-            ``(pcoeff, icoeff, dcoeff)`` of diffrax's ``PIDController``. Ignored with
-            ``adaptive=False``.
+        step_control: ``"integral"`` (default: diffrax's ``PIDController`` defaults, the next step
+            from the last error alone), ``"pi"`` (``pcoeff=0.4, icoeff=0.3``: Hairer & Wanner's PI
+            controller, which damps the accept/reject cycling of an explicit solver held at its
+            stability limit by stiff modes: paper ``003_…``'s closed loops, 17 % fewer steps;
+            elsewhere up to 23 % more, ``docs/architecture.md``), or ``(pcoeff, icoeff, dcoeff)``
+            of diffrax's ``PIDController``. Ignored with ``adaptive=False``.
         adaptive: False for constant steps ``dt0``.
         max_steps: step budget; exceeding it is a failure (see ``throw``).
         adjoint: a diffrax adjoint, default ``RecursiveCheckpointAdjoint()``.
@@ -290,9 +288,12 @@ def simulate(
     # its saved inputs from the solver's stages; a law as cheap as a PD is not worth the steps that
     # end on the saves (the demo: 950 -> 1,037 steps). `reads_state` through the jitted law, whose
     # trace is cached: tracing a PFBL itself again takes seconds per call.
-    model_law = (control is not None and shared_arrays(chain, control)
-                 and reads_state(lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd), chain.nq, dtype))
-    traj = _rollout(chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve,
-                    meter, jumps, model_law, coefficients)
-    traj = dataclasses.replace(traj, solver=name)  # after the jit: the reason holds numbers
+    shared = control is not None and shared_arrays(chain, control)
+    model_law = shared and reads_state(lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd), chain.nq, dtype)
+    args = (chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve, meter, jumps,
+            model_law, coefficients)
+    # the lowered program from disk where an application keeps them (`_stored`); not with a law holding the
+    # chain's arrays, compiled with options of its own (`_shared_jit`)
+    traj = _stored.call("simulate", _rollout.__wrapped__, args) if _eager() and not shared else None
+    traj = dataclasses.replace(_rollout(*args) if traj is None else traj, solver=name)  # the reason holds numbers
     return raise_on_failure(traj) if throw else traj

@@ -1,0 +1,112 @@
+"""Lowered simulation programs kept on disk, so that a later process skips their trace (``jax.export``).
+
+JAX's persistent compilation cache skips XLA's compile on a second run, not JAX's trace and
+lowering of the program, which then take most of what is left: the demo's solve 2.1–2.7 s on a
+second run with the cache, of which 0.64 s when its lowered program is read back instead
+(``docs/architecture.md``, *A stored lowering*). Off unless an application turns it on
+(:func:`kane_jax.compilation_cache.enable_lowered_store`; the ``kane-jax`` command does, beside the
+compilation cache).
+
+A program is stored under :func:`kane_jax._static_key.program_key` of its call, which covers
+everything that shapes it; where a value cannot be hashed by what it means (a user's function),
+there is no key and the call takes the usual path. Calls that need compile options of their own
+(the solves whose law holds the chain's arrays, compiled without loop hoisting: ``_shared_jit``)
+take the usual path too: a stored program is compiled with the global flags only.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import diffrax
+import equinox as eqx
+import jax
+
+from .._static_key import program_key
+from .trajectory import Trajectory
+
+_FOLDER: list[Path] = []  # the store's folder while it is on
+_CALLERS: dict[str, Any] = {}  # key -> the jitted call of its exported program, once per process
+
+
+def enable(folder: str | os.PathLike) -> Path:
+    """Store lowered simulation programs in ``folder`` (created if missing); returns it."""
+    path = Path(folder).expanduser()
+    path.mkdir(parents=True, exist_ok=True)
+    _FOLDER[:] = [path]
+    return path
+
+
+def disable() -> None:
+    """Stop storing and reading lowered programs (those already read stay in this process)."""
+    _FOLDER.clear()
+    _CALLERS.clear()
+
+
+def enabled() -> bool:
+    return bool(_FOLDER)
+
+
+def _parts(traj: Trajectory) -> tuple:
+    """A trajectory as standard containers of arrays (what an exported program can return)."""
+    (result,) = jax.tree.leaves(traj.result)
+    return traj.ts, traj.q, traj.qd, traj.u, result, dict(traj.stats), traj.nonfinite_at
+
+
+def _trajectory(parts: tuple) -> Trajectory:
+    ts, q, qd, u, result, stats, nonfinite_at = parts
+    result = jax.tree.unflatten(jax.tree.structure(diffrax.RESULTS.successful), [result])
+    return Trajectory(ts, q, qd, u, result, stats, nonfinite_at)
+
+
+def _load_or_export(key: str, fn, args: tuple, unique: list, index: tuple[int, ...]):
+    from jax import export
+
+    file = _FOLDER[0] / f"{key}.jaxexport"
+    if file.exists():
+        try:
+            return jax.jit(export.deserialize(bytearray(file.read_bytes())).call)
+        except Exception:  # noqa: BLE001  (a damaged or foreign file: store it again)
+            file.unlink(missing_ok=True)
+    dynamic, static = eqx.partition(args, eqx.is_array)
+    treedef = jax.tree.structure(dynamic)
+
+    def flat(*arrays):
+        leaves = [arrays[i] for i in index]
+        return _parts(fn(*eqx.combine(jax.tree.unflatten(treedef, leaves), static)))
+
+    exported = export.export(jax.jit(flat))(*unique)
+    tmp = file.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_bytes(exported.serialize())
+    os.replace(tmp, file)  # atomic: a concurrent reader sees the whole file or none
+    return jax.jit(exported.call)
+
+
+def call(name: str, fn, args: tuple) -> Trajectory | None:
+    """``fn(*args)`` through its stored program, storing it first if needed; ``None`` for the usual path.
+
+    Arguments:
+        name: the program's name (part of its key).
+        fn: the plain (not jitted) function that returns a :class:`Trajectory`.
+        args: its arguments; arrays are traced, every other leaf is part of the program.
+
+    Returns:
+        The trajectory, or ``None`` when the store is off, the call has no key, or exporting fails
+        (a host callback, an unsupported operation): the caller then calls ``fn`` its usual way.
+    """
+    if not _FOLDER:
+        return None
+    found = program_key(name, args, eqx.is_array)
+    if found is None:
+        return None
+    key, unique, index = found
+    caller = _CALLERS.get(key)
+    if caller is None:
+        try:
+            caller = _load_or_export(key, fn, args, unique, index)
+        except Exception:  # noqa: BLE001  (not exportable: the usual path, which works or raises itself)
+            return None
+        _CALLERS[key] = caller
+    return _trajectory(caller(*unique))

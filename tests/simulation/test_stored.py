@@ -1,0 +1,125 @@
+"""The lowered-program store (kj.enable_lowered_store): stored, read back and used, the same numbers bit
+for bit as the usual path; a key that follows every value that shapes the program, the same in every
+process, and none where a value cannot be hashed by what it means."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import kane_jax as kj
+from kane_jax._static_key import program_key
+from kane_jax.simulation import _stored
+from kane_jax.simulation.simulate import STEP_CONTROLS
+
+
+def arm():
+    soft = kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 2e5, 0.05, order=3, n_radial=1, n_angular=3)
+    return kj.Chain([(kj.Revolute((0.0, 0.0, 1.0), stiffness=0.5), kj.RigidBody(0.3, com=(0.1, 0.0, 0.0),
+                     inertia=jnp.diag(jnp.array([1e-4, 1e-3, 1e-3])), tip=jnp.eye(4).at[0, 3].set(0.2))),
+                     (kj.Fixed(), soft)], gravity=(0.0, -9.81, 0.0))
+
+
+class Pd(eqx.Module):
+    """A feedback law defined in the package's tests: a user's class, so the store leaves it alone."""
+
+    kp: jax.Array
+
+    def __call__(self, t, q, qd):
+        return -self.kp * q
+
+
+Q0, ZERO = jnp.array([-1.2, 0.6]), jnp.zeros(2)
+
+
+@pytest.fixture
+def store(tmp_path):
+    folder = kj.enable_lowered_store(tmp_path / "lowered")
+    yield folder
+    _stored.disable()
+
+
+def _same(a, b):
+    for name in ("ts", "q", "qd", "u", "nonfinite_at"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert {k: int(v) for k, v in a.stats.items()} == {k: int(v) for k, v in b.stats.items()}
+    assert bool(a.result == b.result) and a.success and b.success
+
+
+def test_stored_program_gives_the_usual_numbers_and_is_read_back(store):
+    kw = dict(control=jnp.array([0.2, -0.01]), n_save=11)
+    usual_chain = arm()
+    _stored.disable()
+    usual = kj.simulate(usual_chain, Q0, ZERO, 0.5, **kw)
+    _stored.enable(store)
+    first = kj.simulate(arm(), Q0, ZERO, 0.5, **kw)  # exports and stores it
+    files = sorted(store.iterdir())
+    assert len(files) == 1 and files[0].suffix == ".jaxexport", files
+    _same(first, usual)
+    _stored._CALLERS.clear()  # as in a new process: read from the file
+    again = kj.simulate(arm(), Q0, ZERO, 0.5, **kw)
+    assert sorted(store.iterdir()) == files
+    _same(again, usual)
+    # another number of saves is another program; a failure is still reported from the stored one
+    kj.simulate(arm(), Q0, ZERO, 0.5, **{**kw, "n_save": 5})
+    assert len(list(store.iterdir())) == 2
+    failed = kj.simulate(arm(), Q0, ZERO, 0.5, max_steps=2, throw=False, **kw)
+    assert not failed.success and "max_steps" in failed.message
+
+
+def test_a_users_law_takes_the_usual_path(store):
+    traj = kj.simulate(arm(), Q0, ZERO, 0.2, control=Pd(jnp.array(2.0)), n_save=3)
+    assert list(store.iterdir()) == [] and traj.success
+    traj = kj.simulate(arm(), Q0, ZERO, 0.2, control=lambda t: jnp.zeros(2), n_save=3)
+    assert list(store.iterdir()) == [] and traj.success
+
+
+def _key(*args):
+    found = program_key("t", args, eqx.is_array)
+    return None if found is None else found[0]
+
+
+def test_key_follows_every_value_that_shapes_the_program():
+    y = (Q0, ZERO)
+    base = _key(arm(), y, STEP_CONTROLS["pi"], "tsit5")
+    assert base is not None and base == _key(arm(), y, STEP_CONTROLS["pi"], "tsit5")  # rebuilt: the same
+    assert _key(arm(), y, STEP_CONTROLS["integral"], "tsit5") != base  # a static number
+    assert _key(arm(), y, STEP_CONTROLS["pi"], "dopri5") != base  # a static string
+    assert _key(arm(), (Q0.astype(jnp.float32), ZERO), STEP_CONTROLS["pi"], "tsit5") != base  # a dtype
+    assert _key(arm(), (Q0, jnp.zeros(3)), STEP_CONTROLS["pi"], "tsit5") != base  # a shape
+    assert _key(arm(), (Q0, Q0), STEP_CONTROLS["pi"], "tsit5") != _key(arm(), (Q0, Q0 + 0), STEP_CONTROLS["pi"],
+                                                                       "tsit5")  # one array passed twice or two
+    # a NumPy array held as a static value (not a traced leaf): by its bytes
+    static = [_key(functools.partial(np.add, np.arange(3.0) + e)) for e in (0.0, 0.0, 1e-12)]
+    assert static[0] is not None and static[0] == static[1] != static[2]
+    assert _key(arm(), Pd(jnp.array(1.0))) is None  # a user's class
+    assert _key(lambda x: x) is None  # a user's function
+
+
+KEY_PROGRAM = """
+import jax
+jax.config.update("jax_enable_x64", True)
+import equinox as eqx, jax.numpy as jnp
+import kane_jax as kj
+from kane_jax._static_key import program_key
+from kane_jax.simulation.simulate import STEP_CONTROLS
+soft = kj.CosseratPCS(0.2, 0.01, strains=("bend_y", "stretch"))
+chain = kj.Chain([(kj.Fixed(), soft)], gravity=(0.0, 0.0, -9.81),
+                 actuators=[kj.Tendon([0], [(0.005, 0.0)], order=4)])
+print("KEY", program_key("t", (chain, jnp.zeros(chain.nq), STEP_CONTROLS["pi"]), eqx.is_array)[0])
+"""
+
+
+def test_key_is_the_same_in_every_process():
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_XDIST_WORKER"}
+    keys = [subprocess.run([sys.executable, "-c", KEY_PROGRAM], capture_output=True, text=True, timeout=300,
+                           env=env).stdout for _ in range(2)]
+    assert keys[0].startswith("KEY ") and keys[0] == keys[1], keys
