@@ -41,6 +41,20 @@ def shared_arrays(a: Any, b: Any) -> bool:
     return any(id(x) in ids for x in jax.tree.leaves(b) if eqx.is_array(x))
 
 
+def distinct_leaves(leaves: list) -> tuple[list, tuple[int, ...]]:
+    """Each distinct object of ``leaves`` once (by ``id``, in order of first appearance), and for every
+    leaf its position among them: ``leaves[k] is unique[index[k]]``."""
+    first: dict[int, int] = {}
+    unique: list = []
+    index = []
+    for x in leaves:
+        i = first.setdefault(id(x), len(unique))
+        if i == len(unique):
+            unique.append(x)
+        index.append(i)
+    return unique, tuple(index)
+
+
 def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = None) -> F:
     """``eqx.filter_jit(fn)`` with repeated array leaves of the arguments passed once.
 
@@ -75,13 +89,7 @@ def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = Non
     def call(*args, **kwargs):
         dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
         leaves, treedef = jax.tree.flatten(dynamic)
-        first: dict[int, int] = {}
-        unique, index = [], []
-        for x in leaves:
-            i = first.setdefault(id(x), len(unique))
-            if i == len(unique):
-                unique.append(x)
-            index.append(i)
+        unique, index = distinct_leaves(leaves)
         jitted = plain
         # compile options belong to a top-level program only: under a transformation (a caller's jit,
         # grad, vmap; also one that closes over concrete arrays) the caller's program decides (JAX

@@ -27,6 +27,8 @@ from typing import Any
 import jax
 import numpy as np
 
+from ._shared_jit import distinct_leaves
+
 # code from these packages is covered by their versions (or, for kane_jax, its source hash)
 _KNOWN = ("kane_jax", "jax", "jaxlib", "numpy", "diffrax", "equinox", "optimistix", "lineax", "optax", "qpax",
           "jaxtyping", "builtins")
@@ -150,20 +152,11 @@ def program_key(name: str, args: tuple, is_array) -> tuple[str, list, tuple[int,
         be hashed by what it means (see the module docstring).
     """
     leaves, treedef = jax.tree.flatten(args)
-    unique: list = []
-    index: list[int] = []
-    first: dict[int, int] = {}
-    parts: list = []
+    unique, index = distinct_leaves([x for x in leaves if is_array(x)])
+    positions = iter(index)
     try:
-        for x in leaves:
-            if is_array(x):
-                i = first.setdefault(id(x), len(unique))
-                if i == len(unique):
-                    unique.append(x)
-                index.append(i)
-                parts.append(("array", tuple(x.shape), str(x.dtype), bool(getattr(x, "weak_type", False)), i))
-            else:
-                parts.append(_value(x, 0))
+        parts = [("array", tuple(x.shape), str(x.dtype), bool(getattr(x, "weak_type", False)), next(positions))
+                 if is_array(x) else _value(x, 0) for x in leaves]
         tree = _treedef(treedef)
     except _Unsure:
         return None
@@ -171,4 +164,4 @@ def program_key(name: str, args: tuple, is_array) -> tuple[str, list, tuple[int,
     h.update(_environment().encode())
     h.update(name.encode())
     h.update(repr((tree, tuple(parts))).encode())
-    return h.hexdigest(), unique, tuple(index)
+    return h.hexdigest(), unique, index

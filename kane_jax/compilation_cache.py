@@ -36,6 +36,13 @@ def default_cache_dir() -> Path:
     return base / "kane_jax" / "jax"
 
 
+def _folder(path: str | os.PathLike | None, default: Path, what: str) -> Path:
+    folder = Path(path).expanduser() if path is not None else default
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"path: expected a folder for {what}, got the file {str(folder)!r}")
+    return folder
+
+
 def enable_compilation_cache(path: str | os.PathLike | None = None, *, min_compile_time_s: float = 0.5) -> Path:
     """Turn on JAX's persistent compilation cache (changes JAX's global configuration).
 
@@ -52,9 +59,7 @@ def enable_compilation_cache(path: str | os.PathLike | None = None, *, min_compi
     """
     if not min_compile_time_s >= 0:
         raise ValueError(f"min_compile_time_s: expected a non-negative number of seconds, got {min_compile_time_s!r}")
-    folder = Path(path).expanduser() if path is not None else default_cache_dir()
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"path: expected a folder for the compilation cache, got the file {str(folder)!r}")
+    folder = _folder(path, default_cache_dir(), "the compilation cache")
     folder.mkdir(parents=True, exist_ok=True)
     import jax
 
@@ -85,7 +90,4 @@ def enable_lowered_store(path: str | os.PathLike | None = None) -> Path:
     """
     from .simulation import _stored
 
-    folder = Path(path).expanduser() if path is not None else default_cache_dir() / "kane_jax_lowered"
-    if folder.exists() and not folder.is_dir():
-        raise ValueError(f"path: expected a folder for the lowered programs, got the file {str(folder)!r}")
-    return _stored.enable(folder)
+    return _stored.enable(_folder(path, default_cache_dir() / "kane_jax_lowered", "the lowered programs"))

@@ -45,10 +45,6 @@ def disable() -> None:
     _CALLERS.clear()
 
 
-def enabled() -> bool:
-    return bool(_FOLDER)
-
-
 def _parts(traj: Trajectory) -> tuple:
     """A trajectory as standard containers of arrays (what an exported program can return)."""
     (result,) = jax.tree.leaves(traj.result)
