@@ -166,7 +166,8 @@ def test_other_scenarios_short(name, tmp_path):
 def test_helicoid_scenario_statics_and_pfbl(tmp_path):
     """Paper 003 Sim. 1: equilibria on the circle references, then the PFBL's closed-form error decay."""
     # the paper's law (tensions of either sign): only it obeys the closed-form decay
-    s = scenarios.load("003-sim1").run(t1=0.3, out_dir=tmp_path, n_save=31, keep_trajectory=True, pull_only=False)
+    s = scenarios.load("003-sim1").run(t1=0.3, out_dir=tmp_path, n_save=31, keep_trajectory=True, pull_only=False,
+                                       kp=400.0, kd=40.0)
     # statics: eq. 55 with the regulator holds to solver precision at every sample
     assert s["statics_residual_max"] < 1e-8
     ts = np.asarray(s["trajectory"].ts)
