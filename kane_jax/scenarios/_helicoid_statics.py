@@ -33,6 +33,7 @@ from .._differences import with_difference_jacobian
 from ..algorithms._recursion import inverse_dynamics_kernel
 from ..algorithms.kinematics import forward_kinematics
 from ..chain import Chain
+from ..simulation._stored import stored_jit
 
 CIRCLE_RADII = (0.01, 0.02, 0.03)
 K_REGULATOR = 2000.0
@@ -78,7 +79,8 @@ class _TrustFrom(optx.AbstractSearch):
         return self.inner.step(first_step, y, y_eval, f_info, f_eval_info, state)
 
 
-@eqx.filter_jit
+# stored when an application keeps lowered programs (the `kane-jax` command): a second run skips its trace
+@stored_jit("003-sim1 statics")
 def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float = 1e-10):
     """The hanging equilibrium, the sampled circle references and the statics along them.
 

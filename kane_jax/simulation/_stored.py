@@ -9,14 +9,19 @@ compilation cache).
 
 A program is stored under :func:`kane_jax._static_key.program_key` of its call, which covers
 everything that shapes it; where a value cannot be hashed by what it means (a user's function),
-there is no key and the call takes the usual path. Calls that need compile options of their own
-(the solves whose law holds the chain's arrays, compiled without loop hoisting: ``_shared_jit``)
-take the usual path too: a stored program is compiled with the global flags only.
+there is no key and the call takes the usual path. A program compiled with options of its own (the
+solves whose law holds the chain's arrays, compiled without loop hoisting: ``_shared_jit``) is
+stored the same way and read back under a key that holds those options: they are XLA's, applied
+when the read-back program is compiled, not part of the stored lowering. :func:`stored_jit` gives
+the same to any function of arrays that returns arrays (the statics of paper ``003_…``'s
+Simulation 1).
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +29,7 @@ import diffrax
 import equinox as eqx
 import jax
 
+from .._dispatch import _eager
 from .._static_key import program_key
 from .trajectory import Trajectory
 
@@ -57,13 +63,13 @@ def _trajectory(parts: tuple) -> Trajectory:
     return Trajectory(ts, q, qd, u, result, stats, nonfinite_at)
 
 
-def _load_or_export(key: str, fn, args: tuple, unique: list, index: tuple[int, ...]):
+def _load_or_export(key: str, fn, args: tuple, unique: list, index: tuple[int, ...], options: dict | None):
     from jax import export
 
     file = _FOLDER[0] / f"{key}.jaxexport"
     if file.exists():
         try:
-            return jax.jit(export.deserialize(bytearray(file.read_bytes())).call)
+            return jax.jit(export.deserialize(bytearray(file.read_bytes())).call, compiler_options=options)
         except Exception:  # noqa: BLE001  (a damaged or foreign file: store it again)
             file.unlink(missing_ok=True)
     dynamic, static = eqx.partition(args, eqx.is_array)
@@ -71,38 +77,78 @@ def _load_or_export(key: str, fn, args: tuple, unique: list, index: tuple[int, .
 
     def flat(*arrays):
         leaves = [arrays[i] for i in index]
-        return _parts(fn(*eqx.combine(jax.tree.unflatten(treedef, leaves), static)))
+        return fn(*eqx.combine(jax.tree.unflatten(treedef, leaves), static))
 
-    exported = export.export(jax.jit(flat))(*unique)
+    jitted = jax.jit(flat)
+    try:
+        exported = export.export(jitted)(*unique)
+    except ValueError:
+        # custom calls without JAX's compatibility guarantee (LAPACK's QR in lineax's least squares):
+        # the key holds jaxlib's version, so the same jaxlib that wrote the program reads it back
+        targets = sorted(set(re.findall(r"custom_call @([\w.]+)", jitted.lower(*unique).as_text())))
+        checks = [export.DisabledSafetyCheck.custom_call(t) for t in targets]
+        exported = export.export(jitted, disabled_checks=checks)(*unique)
     tmp = file.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_bytes(exported.serialize())
     os.replace(tmp, file)  # atomic: a concurrent reader sees the whole file or none
-    return jax.jit(exported.call)
+    return jax.jit(exported.call, compiler_options=options)
 
 
-def call(name: str, fn, args: tuple) -> Trajectory | None:
+def call_arrays(name: str, fn, args: tuple, *, compiler_options: dict[str, str] | None = None):
     """``fn(*args)`` through its stored program, storing it first if needed; ``None`` for the usual path.
 
     Arguments:
         name: the program's name (part of its key).
-        fn: the plain (not jitted) function that returns a :class:`Trajectory`.
+        fn: the plain (not jitted) function; it returns arrays in tuples, lists and dicts.
         args: its arguments; arrays are traced, every other leaf is part of the program.
+        compiler_options: XLA options for compiling the program (part of the key), as
+            ``jax.jit(..., compiler_options=...)`` takes them.
 
     Returns:
-        The trajectory, or ``None`` when the store is off, the call has no key, or exporting fails
-        (a host callback, an unsupported operation): the caller then calls ``fn`` its usual way.
+        ``fn(*args)``, or ``None`` when the store is off, the call has no key, or exporting fails (a
+        host callback, an unsupported operation): the caller then calls ``fn`` its usual way.
     """
     if not _FOLDER:
         return None
-    found = program_key(name, args, eqx.is_array)
+    options = dict(sorted((compiler_options or {}).items())) or None
+    found = program_key(f"{name} {options}" if options else name, args, eqx.is_array)
     if found is None:
         return None
     key, unique, index = found
     caller = _CALLERS.get(key)
     if caller is None:
         try:
-            caller = _load_or_export(key, fn, args, unique, index)
+            caller = _load_or_export(key, fn, args, unique, index, options)
         except Exception:  # noqa: BLE001  (not exportable: the usual path, which works or raises itself)
             return None
         _CALLERS[key] = caller
-    return _trajectory(caller(*unique))
+    return caller(*unique)
+
+
+def call(name: str, fn, args: tuple, *, compiler_options: dict[str, str] | None = None) -> Trajectory | None:
+    """:func:`call_arrays` for a function ``fn`` that returns a :class:`Trajectory`."""
+    parts = call_arrays(name, lambda *a: _parts(fn(*a)), args, compiler_options=compiler_options)
+    return None if parts is None else _trajectory(parts)
+
+
+def stored_jit(name: str):
+    """Decorator: ``equinox.filter_jit(fn)``, through the store (:func:`call_arrays`) when it is on.
+
+    For the package's own functions of arrays and static values that return arrays in standard
+    containers: ``name`` stands for the function in the key, whose hash of the package's source
+    covers its code (a function from elsewhere is not covered). Called under a transformation (a
+    caller's ``jit``, ``grad``, ``vmap``), without a key, while the store is off, or where the
+    program cannot be exported (a host callback), it is ``equinox.filter_jit(fn)`` itself.
+    """
+
+    def wrap(fn):
+        jitted = eqx.filter_jit(fn)
+
+        @functools.wraps(fn)
+        def stored(*args, **kwargs):
+            out = call_arrays(name, lambda a, k: fn(*a, **k), (args, kwargs)) if _eager() else None
+            return jitted(*args, **kwargs) if out is None else out
+
+        return stored
+
+    return wrap

@@ -23,6 +23,7 @@ from .._dispatch import _eager
 from .._shared_jit import shared_arrays, shared_leaves_jit
 from .._types import Config
 from ..chain import Chain
+from ..xla_flags import without_loop_hoisting
 from . import _stored
 from ._control import _check_law, _evaluate_law, reads_state
 from ._fields import explicit_field, field_with_input, full_field, implicit_field, state_norm
@@ -98,15 +99,14 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
     ts, (q, qd, *_) = solver.saved(sol) if own_saving else (sol.ts, sol.ys)
     if with_input:
         return Trajectory(ts, q, qd, solver.saved_inputs(sol), sol.result, sol.stats, first_nonfinite(q, qd))
-    # the inputs at the saves, one save after another (`lax.map`), not vmapped: a batched copy of a
-    # feedback law (qpax's loop, the PFBL's solves) traces and compiles longer: 003-sim2's solve
-    # 27.2-38.9 s (median 31.4) against 32.4-39.9 s (33.0), a process per compile, pinned
+    # the inputs at the saves, one after another (`lax.map`): a vmapped feedback law (qpax's loop, the PFBL's
+    # solves) compiles longer: 003-sim2's solve 27.2-38.9 s (median 31.4) against 32.4-39.9 s (33.0), pinned
     u = jax.lax.map(lambda a: _evaluate_law(control, size, dtype, *a), (ts, q, qd))
     return Trajectory(ts, q, qd, u, sol.result, sol.stats, first_nonfinite(q, qd))
 
 
-# the law's own copy of the chain is the chain: XLA merges their work, also in the solver's loop (a
-# law that holds the chain's arrays, such as a PFBL: compiled without loop hoisting, _shared_jit.py)
+# the law's copy of the chain is the chain: XLA merges their work, also in the solver's loop (a law that
+# holds the chain's arrays, such as a PFBL: compiled without loop hoisting, _shared_jit.py)
 _rollout = shared_leaves_jit(_rollout, merge_in_loops=lambda chain, y0, t0, t1, ts, law, *_: shared_arrays(chain, law))
 
 
@@ -292,8 +292,9 @@ def simulate(
     model_law = shared and reads_state(lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd), chain.nq, dtype)
     args = (chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve, meter, jumps,
             model_law, coefficients)
-    # the lowered program from disk where an application keeps them (`_stored`); not with a law holding the
-    # chain's arrays, compiled with options of its own (`_shared_jit`)
-    traj = _stored.call("simulate", _rollout.__wrapped__, args) if _eager() and not shared else None
+    # the lowered program from disk where an application keeps them (`_stored`); a law holding the chain's
+    # arrays compiles without loop hoisting (`_shared_jit`), here as in `_rollout`
+    options = without_loop_hoisting() if shared and jax.default_backend() == "cpu" else None
+    traj = _stored.call("simulate", _rollout.__wrapped__, args, compiler_options=options) if _eager() else None
     traj = dataclasses.replace(_rollout(*args) if traj is None else traj, solver=name)  # the reason holds numbers
     return raise_on_failure(traj) if throw else traj

@@ -12,6 +12,7 @@ import sys
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import lineax as lx
 import numpy as np
 import pytest
 
@@ -80,6 +81,63 @@ def test_a_users_law_takes_the_usual_path(store):
     assert list(store.iterdir()) == [] and traj.success
     traj = kj.simulate(arm(), Q0, ZERO, 0.2, control=lambda t: jnp.zeros(2), n_save=3)
     assert list(store.iterdir()) == [] and traj.success
+
+
+def test_a_law_holding_the_chain_is_stored_with_its_compile_options(store):
+    # a model-based law holds the chain's own arrays: its solve compiles without loop hoisting
+    # (`_shared_jit`), and so does its stored program, read back under a key that holds the options
+    chain = arm()
+    law = kj.control.PDCompensation(chain, jnp.array([0.3, 0.1]), kp=4.0, kd=0.8)
+    _stored.disable()
+    usual = kj.simulate(chain, Q0, ZERO, 0.3, control=law, n_save=5)
+    _stored.enable(store)
+    first = kj.simulate(chain, Q0, ZERO, 0.3, control=law, n_save=5)
+    assert len(list(store.iterdir())) == 1
+    _same(first, usual)
+    _stored._CALLERS.clear()
+    _same(kj.simulate(chain, Q0, ZERO, 0.3, control=law, n_save=5), usual)
+    # the options reach XLA's compile of the read-back program: one it does not know is refused there
+    args = (jnp.arange(3.0),)
+    with pytest.raises(Exception, match="xla_no_such_option"):
+        _stored.call_arrays("t", lambda x: (x + 1,), args, compiler_options={"xla_no_such_option": "1"})
+
+
+def test_stored_jit_gives_filter_jits_numbers_and_is_read_back(store):
+    def moments(x, *, power):
+        return jnp.sum(x**power), (jnp.cumsum(x), {"max": jnp.max(x)})
+
+    stored = _stored.stored_jit("moments")(moments)
+    x = jnp.linspace(0.1, 2.0, 7)
+    usual = eqx.filter_jit(moments)(x, power=3)
+    for _ in range(2):  # stored, then read back from its file as in a new process
+        got = stored(x, power=3)
+        assert jax.tree.structure(got) == jax.tree.structure(usual)
+        for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(usual), strict=True):
+            np.testing.assert_array_equal(a, b)
+        assert len(list(store.iterdir())) == 1
+        _stored._CALLERS.clear()
+    stored(x, power=2)  # another static value: another program
+    assert len(list(store.iterdir())) == 2
+    # under a transformation it is filter_jit itself: differentiable, nothing stored
+    np.testing.assert_allclose(jax.grad(lambda v: stored(v, power=3)[0])(x), 3 * x**2, rtol=1e-14)
+    assert len(list(store.iterdir())) == 2
+
+
+def test_stored_jit_keeps_lapack_custom_calls(store):
+    # lineax's QR least squares calls LAPACK's ormqr, which `jax.export` refuses by default (no
+    # compatibility guarantee); the key holds jaxlib's version, so the store exports it anyway
+    def least_squares(a, b):
+        return lx.linear_solve(lx.MatrixLinearOperator(a), b, lx.QR(), throw=False).value  # no host callback
+
+    a = jnp.asarray(np.random.default_rng(0).normal(size=(6, 3)))
+    b = jnp.arange(6.0)
+    usual = eqx.filter_jit(least_squares)(a, b)
+    stored = _stored.stored_jit("least squares")(least_squares)
+    np.testing.assert_array_equal(stored(a, b), usual)
+    assert len(list(store.iterdir())) == 1
+    _stored._CALLERS.clear()
+    np.testing.assert_array_equal(stored(a, b), usual)
+    np.testing.assert_allclose(usual, np.linalg.lstsq(np.asarray(a), np.asarray(b), rcond=None)[0], rtol=1e-12)
 
 
 def _key(*args):
