@@ -70,14 +70,16 @@ def enable_compilation_cache(path: str | os.PathLike | None = None, *, min_compi
 
 
 def enable_lowered_store(path: str | os.PathLike | None = None) -> Path:
-    """Keep :func:`kane_jax.simulate`'s lowered programs on disk, so a later run skips their trace.
+    """Keep :func:`kane_jax.simulate`'s lowered programs (and those of the scenarios' statics) on disk,
+    so a later run skips their trace.
 
     The persistent compilation cache skips XLA's compile, not JAX's trace and lowering, which are
     most of a second run's compile time (the demo's solve 2.1–2.7 s with the cache, 0.64 s with its
     lowered program read back; ``docs/architecture.md``). A program is stored under a key of
     everything that shapes it — this package's source, the libraries' versions, ``XLA_FLAGS``, the
     arguments' structure, shapes and values — and a call whose arguments hold a value that cannot be
-    hashed by what it means (a user's function) takes the usual path. Changes no JAX configuration.
+    hashed by what it means (a user's function) takes the usual path. Beyond 256 MiB the programs
+    used longest ago are removed when the store is turned on. Changes no JAX configuration.
 
     Arguments:
         path: the folder (created if missing); default ``kane_jax_lowered`` in :func:`default_cache_dir`.

@@ -14,7 +14,8 @@ solves whose law holds the chain's arrays, compiled without loop hoisting: ``_sh
 stored the same way and read back under a key that holds those options: they are XLA's, applied
 when the read-back program is compiled, not part of the stored lowering. :func:`stored_jit` gives
 the same to any function of arrays that returns arrays (the statics of paper ``003_…``'s
-Simulation 1).
+Simulation 1). Turned on, the store removes the programs used longest ago beyond
+:data:`MAX_BYTES`; a program that cannot be exported is not tried again in the same process.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ from .trajectory import Trajectory
 
 _FOLDER: list[Path] = []  # the store's folder while it is on
 _CALLERS: dict[str, Any] = {}  # key -> the jitted call of its exported program, once per process
+_FAILED: set[str] = set()  # keys whose program could not be exported: not traced again in this process
+# the store's size: beyond it, the programs used longest ago are removed when it is turned on (a
+# stored program is 0.2-0.6 MB; every change of the package's source makes new keys)
+MAX_BYTES = 256 * 2**20
 
 
 def enable(folder: str | os.PathLike) -> Path:
@@ -42,6 +47,7 @@ def enable(folder: str | os.PathLike) -> Path:
     path = Path(folder).expanduser()
     path.mkdir(parents=True, exist_ok=True)
     _FOLDER[:] = [path]
+    prune(path, MAX_BYTES)
     return path
 
 
@@ -49,6 +55,27 @@ def disable() -> None:
     """Stop storing and reading lowered programs (those already read stay in this process)."""
     _FOLDER.clear()
     _CALLERS.clear()
+    _FAILED.clear()
+
+
+def prune(folder: Path, max_bytes: int) -> list[Path]:
+    """Remove the programs used longest ago (their files' modification times: set when a program is
+    stored or read) until those left take at most ``max_bytes``; returns the removed files."""
+    files = []
+    for file in folder.glob("*.jaxexport"):
+        try:
+            stat = file.stat()
+        except OSError:  # removed meanwhile by another process
+            continue
+        files.append((stat.st_mtime, stat.st_size, file))
+    files.sort(key=lambda f: f[0], reverse=True)  # the most recently used first
+    removed, total = [], 0
+    for _, size, file in files:
+        total += size
+        if total > max_bytes:
+            file.unlink(missing_ok=True)
+            removed.append(file)
+    return removed
 
 
 def _parts(traj: Trajectory) -> tuple:
@@ -69,7 +96,9 @@ def _load_or_export(key: str, fn, args: tuple, unique: list, index: tuple[int, .
     file = _FOLDER[0] / f"{key}.jaxexport"
     if file.exists():
         try:
-            return jax.jit(export.deserialize(bytearray(file.read_bytes())).call, compiler_options=options)
+            caller = jax.jit(export.deserialize(bytearray(file.read_bytes())).call, compiler_options=options)
+            os.utime(file)  # used now: kept longest by `prune`
+            return caller
         except Exception:  # noqa: BLE001  (a damaged or foreign file: store it again)
             file.unlink(missing_ok=True)
     dynamic, static = eqx.partition(args, eqx.is_array)
@@ -117,9 +146,12 @@ def call_arrays(name: str, fn, args: tuple, *, compiler_options: dict[str, str] 
     key, unique, index = found
     caller = _CALLERS.get(key)
     if caller is None:
+        if key in _FAILED:
+            return None
         try:
             caller = _load_or_export(key, fn, args, unique, index, options)
         except Exception:  # noqa: BLE001  (not exportable: the usual path, which works or raises itself)
+            _FAILED.add(key)
             return None
         _CALLERS[key] = caller
     return caller(*unique)

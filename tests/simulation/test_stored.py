@@ -140,6 +140,31 @@ def test_stored_jit_keeps_lapack_custom_calls(store):
     np.testing.assert_allclose(usual, np.linalg.lstsq(np.asarray(a), np.asarray(b), rcond=None)[0], rtol=1e-12)
 
 
+def test_a_program_that_cannot_be_exported_is_tried_once(store, monkeypatch):
+    # progress=True puts a host callback in the solve: not exportable, so the usual path, and the
+    # export is not traced again for the same key in this process
+    tries = []
+    export = _stored._load_or_export
+    monkeypatch.setattr(_stored, "_load_or_export", lambda *a: tries.append(a[0]) or export(*a))
+    for _ in range(2):
+        traj = kj.simulate(arm(), Q0, ZERO, 0.2, control=jnp.array([0.1, 0.0]), n_save=3, progress=True)
+        assert traj.success
+    assert len(tries) == 1 and list(store.iterdir()) == [] and _stored._FAILED == {tries[0]}
+
+
+def test_prune_removes_the_programs_used_longest_ago(tmp_path):
+    for i, size in enumerate([300, 200, 100, 400]):  # used at times 1000, 1001, 1002, 1003 s
+        file = tmp_path / f"p{i}.jaxexport"
+        file.write_bytes(b"x" * size)
+        os.utime(file, (1000.0 + i, 1000.0 + i))
+    (tmp_path / "other.txt").write_bytes(b"x" * 10_000)  # not a program: left alone
+    removed = _stored.prune(tmp_path, 700)
+    # newest first: p3 (400) + p2 (100) = 500 <= 700; + p1 (200) = 700 <= 700; + p0 (300) > 700
+    assert sorted(f.name for f in removed) == ["p0.jaxexport"]
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["other.txt", "p1.jaxexport", "p2.jaxexport", "p3.jaxexport"]
+    assert [f.name for f in _stored.prune(tmp_path, 450)] == ["p2.jaxexport", "p1.jaxexport"]
+
+
 def _key(*args):
     found = program_key("t", args, eqx.is_array)
     return None if found is None else found[0]
