@@ -55,6 +55,13 @@ def distinct_leaves(leaves: list) -> tuple[list, tuple[int, ...]]:
     return unique, tuple(index)
 
 
+def loop_merge_options() -> dict[str, str] | None:
+    """The compile options of a program whose identical work in loops is to be merged: XLA's
+    loop-invariant code motion off (:func:`kane_jax.xla_flags.without_loop_hoisting`, read when called:
+    ``XLA_FLAGS`` may be set after kane_jax is imported) on the CPU; ``None`` on other backends."""
+    return without_loop_hoisting() if jax.default_backend() == "cpu" else None
+
+
 def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = None) -> F:
     """``eqx.filter_jit(fn)`` with repeated array leaves of the arguments passed once.
 
@@ -94,10 +101,10 @@ def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = Non
         # compile options belong to a top-level program only: under a transformation (a caller's jit,
         # grad, vmap; also one that closes over concrete arrays) the caller's program decides (JAX
         # rejects them on a nested jit)
-        on_cpu = jax.default_backend() == "cpu"
-        if merge_in_loops is not None and on_cpu and _eager() and merge_in_loops(*args, **kwargs):
-            # read when called: XLA_FLAGS may be set after kane_jax is imported (before JAX starts)
-            jitted = without_hoisting(without_loop_hoisting()["xla_disable_hlo_passes"])
+        if merge_in_loops is not None and _eager() and merge_in_loops(*args, **kwargs):
+            options = loop_merge_options()
+            if options is not None:
+                jitted = without_hoisting(options["xla_disable_hlo_passes"])
         return jitted(unique, tuple(index), treedef, static)
 
     return call  # type: ignore[return-value]

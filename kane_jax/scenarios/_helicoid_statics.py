@@ -80,7 +80,7 @@ class _TrustFrom(optx.AbstractSearch):
 
 
 # stored when an application keeps lowered programs (the `kane-jax` command): a second run skips its trace
-@stored_jit("003-sim1 statics")
+@stored_jit
 def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float = 1e-10):
     """The hanging equilibrium, the sampled circle references and the statics along them.
 

@@ -163,24 +163,21 @@ def call(name: str, fn, args: tuple, *, compiler_options: dict[str, str] | None 
     return None if parts is None else _trajectory(parts)
 
 
-def stored_jit(name: str):
+def stored_jit(fn):
     """Decorator: ``equinox.filter_jit(fn)``, through the store (:func:`call_arrays`) when it is on.
 
     For the package's own functions of arrays and static values that return arrays in standard
-    containers: ``name`` stands for the function in the key, whose hash of the package's source
-    covers its code (a function from elsewhere is not covered). Called under a transformation (a
-    caller's ``jit``, ``grad``, ``vmap``), without a key, while the store is off, or where the
-    program cannot be exported (a host callback), it is ``equinox.filter_jit(fn)`` itself.
+    containers: the function's module and qualified name stand for it in the key, whose hash of the
+    package's source covers its code (a function from elsewhere is not covered). Called under a
+    transformation (a caller's ``jit``, ``grad``, ``vmap``), without a key, while the store is off,
+    or where the program cannot be exported (a host callback), it is ``equinox.filter_jit(fn)`` itself.
     """
+    jitted = eqx.filter_jit(fn)
+    name = f"{fn.__module__}.{fn.__qualname__}"
 
-    def wrap(fn):
-        jitted = eqx.filter_jit(fn)
+    @functools.wraps(fn)
+    def stored(*args, **kwargs):
+        out = call_arrays(name, lambda a, k: fn(*a, **k), (args, kwargs)) if _eager() else None
+        return jitted(*args, **kwargs) if out is None else out
 
-        @functools.wraps(fn)
-        def stored(*args, **kwargs):
-            out = call_arrays(name, lambda a, k: fn(*a, **k), (args, kwargs)) if _eager() else None
-            return jitted(*args, **kwargs) if out is None else out
-
-        return stored
-
-    return wrap
+    return stored

@@ -20,10 +20,9 @@ import optimistix as optx
 
 from .. import _checks
 from .._dispatch import _eager
-from .._shared_jit import shared_arrays, shared_leaves_jit
+from .._shared_jit import loop_merge_options, shared_arrays, shared_leaves_jit
 from .._types import Config
 from ..chain import Chain
-from ..xla_flags import without_loop_hoisting
 from . import _stored
 from ._control import _check_law, _evaluate_law, reads_state
 from ._fields import explicit_field, field_with_input, full_field, implicit_field, state_norm
@@ -294,7 +293,7 @@ def simulate(
             model_law, coefficients)
     # the lowered program from disk where an application keeps them (`_stored`); a law holding the chain's
     # arrays compiles without loop hoisting (`_shared_jit`), here as in `_rollout`
-    options = without_loop_hoisting() if shared and jax.default_backend() == "cpu" else None
+    options = loop_merge_options() if shared else None
     traj = _stored.call("simulate", _rollout.__wrapped__, args, compiler_options=options) if _eager() else None
     traj = dataclasses.replace(_rollout(*args) if traj is None else traj, solver=name)  # the reason holds numbers
     return raise_on_failure(traj) if throw else traj

@@ -106,7 +106,7 @@ def test_stored_jit_gives_filter_jits_numbers_and_is_read_back(store):
     def moments(x, *, power):
         return jnp.sum(x**power), (jnp.cumsum(x), {"max": jnp.max(x)})
 
-    stored = _stored.stored_jit("moments")(moments)
+    stored = _stored.stored_jit(moments)
     x = jnp.linspace(0.1, 2.0, 7)
     usual = eqx.filter_jit(moments)(x, power=3)
     for _ in range(2):  # stored, then read back from its file as in a new process
@@ -132,7 +132,7 @@ def test_stored_jit_keeps_lapack_custom_calls(store):
     a = jnp.asarray(np.random.default_rng(0).normal(size=(6, 3)))
     b = jnp.arange(6.0)
     usual = eqx.filter_jit(least_squares)(a, b)
-    stored = _stored.stored_jit("least squares")(least_squares)
+    stored = _stored.stored_jit(least_squares)
     np.testing.assert_array_equal(stored(a, b), usual)
     assert len(list(store.iterdir())) == 1
     _stored._CALLERS.clear()
