@@ -24,6 +24,8 @@ directions for 13–15 accepted steps per sample: 327 → 221 steps over the 25 
 
 from __future__ import annotations
 
+import math
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -39,6 +41,29 @@ CIRCLE_RADII = (0.01, 0.02, 0.03)
 K_REGULATOR = 2000.0
 N_SAMPLES = 24
 WARM_STEP = 1e3  # Levenberg–Marquardt's first step size (1/damping) from a previous equilibrium
+# the circles' planes rise away from the rest position by this angle about the world y axis: a horizontal
+# circle through the hanging tip asks the arm to lengthen (its tendons to push), tilted ones to shorten
+TILT = math.radians(35.0)
+
+
+def circle_references(x0, phase) -> jax.Array:
+    """The tips' circle references: tip ``i`` on a circle of radius ``CIRCLE_RADII[i]`` through its rest
+    position ``x0[i]``, in the plane through ``x0[i]`` tilted by :data:`TILT` about the world y axis, rising
+    away from ``x0[i]`` (the arm hangs along −z; the circles' centres are towards −x).
+
+    Arguments:
+        x0: the three tips' rest positions, ``(3, 3)``.
+        phase: angles along the circles, ``(…)`` (0 at the rest position).
+
+    Returns:
+        the references ``(…, 3, 3)``: ``x0 + (d cos TILT, r sin φ, −d sin TILT)`` with ``d = r (cos φ − 1)``.
+    """
+    phase = jnp.asarray(phase)
+    lead = (None,) * phase.ndim  # explicit ranks (no implicit rank promotion)
+    radii, x0 = jnp.asarray(CIRCLE_RADII)[lead + (slice(None), None)], jnp.asarray(x0)[lead]
+    phase = phase[..., None, None]
+    d = radii * (jnp.cos(phase) - 1)
+    return x0 + jnp.concatenate([d * jnp.cos(TILT), radii * jnp.sin(phase), -d * jnp.sin(TILT)], axis=-1)
 
 
 def tips(chain: Chain, q) -> jax.Array:
@@ -97,8 +122,6 @@ def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float
         the previous equilibrium — one solver program for all ``S + 1`` solves (``docs/architecture.md``).
     """
     phase = 2 * jnp.pi * jnp.arange(n_samples) / n_samples
-    radii = jnp.asarray(CIRCLE_RADII)
-    offs = jnp.stack([jnp.cos(phase) - 1, jnp.sin(phase), jnp.zeros_like(phase)], axis=1)  # (S, 3)
     trust = optx.LevenbergMarquardt(rtol=rtol, atol=rtol)
     warm = eqx.tree_at(lambda s: s.search, trust, _TrustFrom(trust.search, jnp.asarray(WARM_STEP)))
 
@@ -110,7 +133,7 @@ def rest_and_references(chain: Chain, *, n_samples: int = N_SAMPLES, rtol: float
         # XLA compile 525 -> 238 s, run 17.5 -> 21.4 s; equilibria equal to 7e-14; 2026-11-26)
         q, x0 = carry
         rest = k == 0
-        xr = x0 + radii[:, None] * offs[jnp.maximum(k - 1, 0)][None, :]  # (3 tips, 3)
+        xr = circle_references(x0, phase[jnp.maximum(k - 1, 0)])  # (3 tips, 3)
         gain = jnp.where(rest, 0.0, K_REGULATOR)
         solver = eqx.tree_at(lambda s: s.search.initial, warm, jnp.where(rest, 1.0, WARM_STEP))
         sol = optx.least_squares(lambda x, a: _static_residual(x, a, chain), solver, q, args=(xr, gain),

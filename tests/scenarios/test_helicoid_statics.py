@@ -68,3 +68,22 @@ def test_statics_equal_the_solves_with_the_autodiff_jacobian():
     assert float(jnp.max(jnp.abs(q_eq - q_rest[None]))) > 1e-3  # the regulator moved the arm: a real test
     # the samples' solves start from a wide trust region (hs.WARM_STEP) instead of optimistix's λ = 1
     assert int(jnp.sum(steps[1:])) < sum(oracle_steps), (steps, oracle_steps)
+
+
+def test_circle_references_are_tilted_circles_through_the_rest_tips():
+    """Each tip's reference lies on a circle of its radius, in the plane tilted by ``TILT`` about y through
+    its rest position, starts there and rises away from it (closed-form centre and normal)."""
+    x0 = np.array([[0.001, -0.002, -0.1], [0.003, 0.0, -0.2], [-0.002, 0.001, -0.3]])
+    phase = np.linspace(0.0, 2 * np.pi, 25)
+    x = np.asarray(hs.circle_references(jnp.asarray(x0), jnp.asarray(phase)))  # (25, 3, 3)
+    r = np.asarray(hs.CIRCLE_RADII)[:, None]
+    t = hs.TILT
+    centre = x0 + r * np.array([-np.cos(t), 0.0, np.sin(t)])  # (3, 3): r from x0 towards −x, up the plane
+    normal = np.array([np.sin(t), 0.0, np.cos(t)])
+    assert x.shape == (25, 3, 3)
+    np.testing.assert_allclose(x[0], x0, rtol=0, atol=1e-16)
+    np.testing.assert_allclose(np.linalg.norm(x - centre, axis=-1), np.broadcast_to(r[:, 0], (25, 3)), rtol=1e-14)
+    np.testing.assert_allclose((x - x0) @ normal, 0.0, atol=1e-16)  # positions of 0.3 m: rounding
+    rise = x[..., 2] - x0[:, 2]
+    assert rise.min() >= -1e-16  # never below the rest height: the arm shortens as its tips swing out
+    np.testing.assert_allclose(rise[12], 2 * r[:, 0] * np.sin(t), rtol=1e-14)  # half a period: the top
