@@ -134,15 +134,16 @@ def _short_contract(parsed: tuple[tuple[str, ...], str], *operands: Array) -> Ar
     ins, out = parsed
     sizes = _sizes(ins, operands)
     summed = [c for c in sizes if c not in out]
+    pieces: dict = {}  # each operand at each of its summed indices: one slice and reshape, taken once
 
     def term(fixed: dict[str, int]) -> Array:
         prod = None
-        for sub, x in zip(ins, operands):
-            for axis in reversed(range(len(sub))):
-                if sub[axis] in fixed:  # an axis of length 1 broadcasts: its only slice
-                    x = jax.lax.index_in_dim(x, min(fixed[sub[axis]], x.shape[axis] - 1), axis, keepdims=False)
-            x = _aligned(x, "".join(c for c in sub if c not in fixed), out)
-            prod = x if prod is None else prod * x
+        for i, (sub, x) in enumerate(zip(ins, operands)):
+            at = tuple(min(fixed[c], n - 1) if c in fixed else None for c, n in zip(sub, x.shape))
+            if (i, at) not in pieces:  # an axis of length 1 broadcasts: its only slice
+                y = x[tuple(slice(None) if k is None else k for k in at)]
+                pieces[i, at] = _aligned(y, "".join(c for c in sub if c not in fixed), out)
+            prod = pieces[i, at] if prod is None else prod * pieces[i, at]
         return jnp.broadcast_to(prod, [sizes[c] for c in out])
 
     def nested(fixed: dict[str, int], depth: int) -> Array:
