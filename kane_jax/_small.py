@@ -125,24 +125,23 @@ def _short_contract(parsed: tuple[tuple[str, ...], str], *operands: Array) -> Ar
     """:func:`contract` (``parsed`` by :func:`_parse`) as a sum of products of static operand slices,
     one term per index of the summed axes; the sums nested in the order of
     :func:`_broadcast_contract` (the last summed axis innermost, each summed from index 0), so the
-    rounding is the same.
+    rounding is the same. Each operand's slice at each of its summed indices is taken once.
 
     Its tangents (and through them its transpose) are :func:`_broadcast_contract`'s: the slices'
     transposes are one zero-padded array per term, which made the reverse-mode program of two PCS
     rods' ID and FD 29 % larger and its compile 21 → 29–31 s (pinned, 2026-11-29); with the
     tangents in the broadcast form 20.6–21.1 s, as before the short form."""
-    ins, out = parsed
+    (ins, out), pieces = parsed, {}
     sizes = _sizes(ins, operands)
     summed = [c for c in sizes if c not in out]
-    pieces: dict = {}  # each operand at each of its summed indices: one slice and reshape, taken once
 
     def term(fixed: dict[str, int]) -> Array:
         prod = None
         for i, (sub, x) in enumerate(zip(ins, operands)):
             at = tuple(min(fixed[c], n - 1) if c in fixed else None for c, n in zip(sub, x.shape))
             if (i, at) not in pieces:  # an axis of length 1 broadcasts: its only slice
-                y = x[tuple(slice(None) if k is None else k for k in at)]
-                pieces[i, at] = _aligned(y, "".join(c for c in sub if c not in fixed), out)
+                pieces[i, at] = _aligned(x[tuple(slice(None) if k is None else k for k in at)],
+                                         "".join(c for c in sub if c not in fixed), out)
             prod = pieces[i, at] if prod is None else prod * pieces[i, at]
         return jnp.broadcast_to(prod, [sizes[c] for c in out])
 
