@@ -82,6 +82,12 @@ class PullOnly(eqx.Module):
         self.maximum = None if maximum is None else jnp.asarray(maximum, dtype=float)
         self.pretension = None if pretension is None else jnp.asarray(pretension, dtype=float)
 
+    @property
+    def jump_times(self):
+        """The wrapped controller's ``jump_times`` (where its law switches; ``simulate``'s default
+        ``jump_ts``), or None: the allocation is continuous in time."""
+        return getattr(self.controller, "jump_times", None)
+
     def __call__(self, t, q: Config, qd: Config) -> Array:
         u = self.controller(t, q, qd)
         # B's columns of the pulling inputs only (003-sim2: its tendons', not its gripper's pressure

@@ -142,6 +142,14 @@ class HybridTask(eqx.Module):
     pressure: jax.Array
     ramp: jax.Array
 
+    @property
+    def jump_times(self) -> jax.Array | None:
+        """``T₁``, where the law switches from the PFBL to the PD (``simulate``'s ``jump_ts``: adaptive
+        steps end just before it and restart after it). Without it a step ending on a save at ``T₁``
+        met the PD at its last stage, and on some CPUs its rejections shrank the step below the 1e-13
+        minimum (2026-12-05). The pressure ramp is continuous with its slope: no jump."""
+        return None if self.pd is None else self.t_switch[None]
+
     def __call__(self, t, q, qd):
         def pfbl():
             return jnp.concatenate([self.pfbl(t, q, qd), jnp.zeros(3, dtype=q.dtype)])

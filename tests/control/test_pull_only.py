@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -128,3 +129,25 @@ def test_tendons_of_two_bodies_are_allocated_body_by_body():
         for cols, rows in ((slice(0, 3), slice(0, 2)), (slice(3, 6), slice(2, 4))):
             ref, _ = nnls(b[rows, cols], b[rows, cols] @ np.asarray(asked[cols]))
             np.testing.assert_allclose(b[rows, cols] @ u[cols], b[rows, cols] @ ref, rtol=0, atol=1e-6)
+
+
+class _Windows(eqx.Module):
+    """A law that switches at its jump times (as 003-sim2's hybrid task does)."""
+
+    switch: jax.Array
+
+    @property
+    def jump_times(self):
+        return self.switch
+
+    def __call__(self, t, q, qd):
+        return jnp.where(t < self.switch[0], 1.0, 2.0) * jnp.ones(4)
+
+
+def test_the_wrapped_laws_jump_times_are_simulates_jumps(arm_state):
+    # reference: the wrapped law's own jump times (the allocation adds no switch of its own), so that
+    # simulate's default jump_ts ends the steps there for the wrapper too; none for a law without them
+    ch = arm_state[0]
+    switch = jnp.array([0.25, 0.75])
+    np.testing.assert_array_equal(PullOnly(_Windows(switch), ch, pulling=(1, 2, 3)).jump_times, switch)
+    assert PullOnly(lambda t, q, qd: jnp.ones(4), ch).jump_times is None

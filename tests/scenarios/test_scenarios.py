@@ -86,6 +86,10 @@ def test_hybrid_task_switches_laws_at_the_windows():
     batched = np.asarray(jax.jit(jax.vmap(lambda t, q, qd: task(t, q, qd), in_axes=(0, None, None)))(ts, q, qd))
     np.testing.assert_allclose(got, want, rtol=1e-15, atol=1e-9)
     np.testing.assert_allclose(batched, want, rtol=1e-15, atol=1e-9)
+    # the switch is simulate's jump (steps end before it and restart after it); the ramp is C¹: none
+    np.testing.assert_array_equal(task.jump_times, [2.0])
+    inside_first = HybridTask(pfbl, None, jnp.asarray(2.0), jnp.asarray(4.0), jnp.asarray(-3e4), jnp.asarray(0.2))
+    assert inside_first.jump_times is None  # a horizon inside sub-task (i): the PFBL throughout
 
 
 def test_pgc_scenario_energy_balance(tmp_path):

@@ -219,3 +219,36 @@ def test_bad_arguments_raise():
         kj.simulate(chain, Q0, ZERO, 1.0, step_control=(0.4, -0.3, 0.0))
     with pytest.raises(TypeError, match="step_control"):
         kj.simulate(chain, Q0, ZERO, 1.0, step_control=0.4)
+
+
+class _SwitchedForce(eqx.Module):
+    """A feedback law (it holds the chain's mass, as model-based laws do) whose force jumps at
+    ``t_switch``, a save time, and says so in ``jump_times``."""
+
+    mass: jax.Array
+    t_switch: jax.Array
+
+    @property
+    def jump_times(self):
+        return self.t_switch[None]
+
+    def __call__(self, t, q, qd):
+        return self.mass * jnp.where(t < self.t_switch, 2.0, -3.0)[None] + 0.0 * q
+
+
+def test_a_law_that_switches_at_a_save_time_is_stepped_across_exactly():
+    # reference: the closed form of a mass pushed by a piecewise constant force, x = a t²/2 and then
+    # x(T) + ẋ(T)(t − T) − 3(t − T)²/2. Tsit5 integrates a constant acceleration exactly, so steps that end
+    # at the switch (the law's jump_times, simulate's default jump_ts) give rounding only; a step
+    # across it would be off by the tolerance's order (1e-9 here)
+    mass = 1.7
+    body = kj.RigidBody(mass, com=(0.0, 0.0, 0.0), inertia=jnp.eye(3) * 1e-3, tip=jnp.eye(4))
+    chain = kj.Chain([(kj.Prismatic((1.0, 0.0, 0.0)), body)], gravity=(0.0, 0.0, -9.81))
+    law = _SwitchedForce(jnp.asarray(mass), jnp.asarray(0.5))
+    traj = kj.simulate(chain, jnp.zeros(1), jnp.zeros(1), 1.0, control=law, n_save=11, rtol=1e-8, atol=1e-9)
+    t = np.asarray(traj.ts)
+    late = np.maximum(t - 0.5, 0.0)
+    x = np.where(t < 0.5, t**2, 0.25 + 1.0 * late - 1.5 * late**2)
+    assert bool(traj.success)
+    np.testing.assert_allclose(np.asarray(traj.q[:, 0]), x, rtol=0, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(traj.u[:, 0]), mass * np.where(t < 0.5, 2.0, -3.0), rtol=0, atol=1e-13)
