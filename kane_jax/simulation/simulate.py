@@ -208,7 +208,7 @@ def simulate(
             ``nonfinite_at`` set — check ``traj.success`` and ``traj.message``.
         jump_ts: times where ``control`` jumps or kinks (adaptive steps end exactly there instead of
             being rejected across them); default ``control.jump_times`` when the control has it
-            (:class:`~kane_jax.optimize.InputSequence`: its interior knots). With jumps the
+            (``InputSequence``: its interior knots; ``PullOnly``: its controller's). With jumps the
             1e-13 minimum step is off, so a non-finite state ends at ``max_steps`` instead.
 
     Returns:
