@@ -124,9 +124,6 @@ def rng():
 # Tests excluded from the default (CI) run, each with its reason. They still run with `-m slow`.
 # "heavy": passes but too slow for a 2-core CI run; "fails": seen failing, with the measured gap.
 _NOT_DEFAULT = {
-    "tests/scenarios/test_scenarios.py::test_hybrid_scenario_pfbl_tracks_cubic":
-        "heavy (11-DoF UR10e + Cosserat + LVP chain with PFBL: 36 s alone on the slower VM of 2026-11-22; the "
-        "default run takes 10-12 min on the 2-core VM of 2026-11-26, above the 10-minute goal)",
     "tests/optimize/test_trajectory_optimization.py::test_direct_transcription_with_id":
         "heavy (passes: ~80 s idle, 214 s beside another worker; 2 K values, each compiles its own LM solve); "
         "in the default run the quick notebook 02 asserts the ID transcription's violation falls 100x",
