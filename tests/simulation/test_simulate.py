@@ -222,10 +222,10 @@ def test_bad_arguments_raise():
 
 
 class _SwitchedForce(eqx.Module):
-    """A feedback law (it holds the chain's mass, as model-based laws do) whose force jumps at
-    ``t_switch``, a save time, and says so in ``jump_times``."""
+    """A model-based feedback law (it holds the chain: ``M(q)`` times an acceleration that jumps at
+    ``t_switch``, a save time), which says so in ``jump_times``."""
 
-    mass: jax.Array
+    chain: kj.Chain
     t_switch: jax.Array
 
     @property
@@ -233,7 +233,7 @@ class _SwitchedForce(eqx.Module):
         return self.t_switch[None]
 
     def __call__(self, t, q, qd):
-        return self.mass * jnp.where(t < self.t_switch, 2.0, -3.0)[None] + 0.0 * q
+        return kj.mass_matrix(self.chain, q) @ jnp.where(t < self.t_switch, 2.0, -3.0)[None]
 
 
 def test_a_law_that_switches_at_a_save_time_is_stepped_across_exactly():
@@ -244,7 +244,7 @@ def test_a_law_that_switches_at_a_save_time_is_stepped_across_exactly():
     mass = 1.7
     body = kj.RigidBody(mass, com=(0.0, 0.0, 0.0), inertia=jnp.eye(3) * 1e-3, tip=jnp.eye(4))
     chain = kj.Chain([(kj.Prismatic((1.0, 0.0, 0.0)), body)], gravity=(0.0, 0.0, -9.81))
-    law = _SwitchedForce(jnp.asarray(mass), jnp.asarray(0.5))
+    law = _SwitchedForce(chain, jnp.asarray(0.5))
     traj = kj.simulate(chain, jnp.zeros(1), jnp.zeros(1), 1.0, control=law, n_save=11, rtol=1e-8, atol=1e-9)
     t = np.asarray(traj.ts)
     late = np.maximum(t - 0.5, 0.0)
