@@ -43,7 +43,7 @@ whole integrations.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import equinox as eqx
@@ -180,3 +180,71 @@ def in_chunks(fn: Callable[..., Any]) -> Callable[..., Any]:
         return call(dyn)
 
     return wrapped
+
+
+def partial_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """``jax.jvp(fn, primals, tangents)`` where a ``None`` tangent (of a whole argument or of one of
+    its leaves) is a symbolic zero: only the leaves with tangents are inputs of the ``jvp``, the rest
+    are constants. Returns ``(fn(*primals), tangent or None)``."""
+    flat, tree = jax.tree.flatten(tuple(primals))
+    # a None standing for a whole subtree (a tip wrench without tangent) becomes one None per leaf
+    dflat = tree.flatten_up_to(jax.tree.map(lambda t, p: jax.tree.map(lambda _: None, p) if t is None else t,
+                                            tuple(tangents), tuple(primals), is_leaf=lambda x: x is None))
+    live = [i for i, t in enumerate(dflat) if t is not None]
+    if not live:
+        return fn(*primals), None
+
+    def restricted(*xs):
+        leaves = list(flat)
+        for i, x in zip(live, xs):
+            leaves[i] = x
+        return fn(*jax.tree.unflatten(tree, leaves))
+
+    return jax.jvp(restricted, [flat[i] for i in live], [dflat[i] for i in live])
+
+
+def _batched(args: Any) -> bool:
+    """True when an array leaf of ``args`` is being batched by ``vmap`` at the top of its trace stack
+    (a batch tracer; under ``jvp``/``grad`` inside a ``vmap`` the leaves are tangent tracers). Where
+    JAX's private name is missing (another version): True."""
+    if _BATCH_TRACER is None:
+        return True
+    return any(isinstance(x, _BATCH_TRACER) for x in jax.tree.leaves(args))
+
+
+try:  # JAX's private name for a vmap's tracer (checked by tests/test_chunks.py)
+    from jax._src.interpreters.batching import BatchTracer as _BATCH_TRACER
+except ImportError:  # pragma: no cover - another JAX version
+    _BATCH_TRACER = None
+
+
+def in_chunks_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` itself, whose ``vmap`` on a CPU runs in chunks (:func:`in_chunks`) and whose derivatives
+    are ``fn``'s own.
+
+    A ``vmap``ped call (batch tracers among the arguments) goes through :func:`in_chunks` behind a
+    ``custom_jvp`` whose rule is ``fn``'s JVP (a ``custom_vmap`` has none), so that ``jvp``, ``grad``
+    and Jacobians of a batch are the programs they were; any other call is ``fn`` itself, the same
+    program as without this wrapper. For kernels differentiated by JAX's own rules (the inverse
+    dynamics, the mass matrix); the forward dynamics has a derivative rule of its own around its
+    chunked primal (``algorithms/_fd_derivative.py``).
+
+    Arguments:
+        fn: a function of pytrees (array leaves traced, other leaves static) returning arrays.
+
+    Returns:
+        A function with ``fn``'s signature, values and derivatives.
+    """
+
+    @eqx.filter_custom_jvp
+    def chunked(*args):
+        return in_chunks(fn)(*args)
+
+    @chunked.def_jvp
+    def _jvp(primals, tangents):
+        return partial_jvp(fn, primals, tangents)
+
+    def call(*args):
+        return chunked(*args) if _batched(args) else fn(*args)
+
+    return call

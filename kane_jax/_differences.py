@@ -17,8 +17,8 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 
+from ._chunks import partial_jvp
 from ._types import Array
-from .algorithms._fd_derivative import _partial_jvp
 
 
 def central_jacobian(fn: Callable[[Array], Array], q: Array) -> tuple[Array, Array]:
@@ -66,7 +66,7 @@ def with_difference_jacobian(fn: Callable[..., Array]) -> Callable[..., Array]:
         r, jac = central_jacobian(lambda x: fn(x, *rest), q)
         dr = jnp.zeros_like(r) if dq is None else jac @ dq
         if jax.tree.leaves(drest):  # tangents in the other arguments (a chain's parameters, an input)
-            dr = dr + _partial_jvp(lambda *xs: fn(q, *xs), tuple(rest), tuple(drest))[1]
+            dr = dr + partial_jvp(lambda *xs: fn(q, *xs), tuple(rest), tuple(drest))[1]
         return r, dr
 
     wrapped.__doc__ = fn.__doc__

@@ -19,14 +19,10 @@ the tests' oracle.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
-
 import equinox as eqx
-import jax
 import jax.numpy as jnp
 
-from .._chunks import in_chunks
+from .._chunks import in_chunks, partial_jvp
 from .._types import Config, Vec3
 from ._recursion import Wrench, id_recursion, mass_and_bias, solve_chain_mass, tip_wrench
 from ._terms import ModuleTerms, chain_terms
@@ -42,27 +38,6 @@ def _fd(chain, q: Config, qd: Config, force: Config, gravity: Vec3, tip: Wrench,
     return _accelerations(chain, chain_terms(chain, q, qd, internal=internal), force, gravity, tip)[1]
 
 
-def _partial_jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """``jax.jvp(fn, primals, tangents)`` where a ``None`` tangent (of a whole argument or of one of
-    its leaves) is a symbolic zero: only the leaves with tangents are inputs of the ``jvp``, the rest
-    are constants. Returns ``(fn(*primals), tangent or None)``."""
-    flat, tree = jax.tree.flatten(tuple(primals))
-    # a None standing for a whole subtree (a tip wrench without tangent) becomes one None per leaf
-    dflat = tree.flatten_up_to(jax.tree.map(lambda t, p: jax.tree.map(lambda _: None, p) if t is None else t,
-                                            tuple(tangents), tuple(primals), is_leaf=lambda x: x is None))
-    live = [i for i, t in enumerate(dflat) if t is not None]
-    if not live:
-        return fn(*primals), None
-
-    def restricted(*xs):
-        leaves = list(flat)
-        for i, x in zip(live, xs):
-            leaves[i] = x
-        return fn(*jax.tree.unflatten(tree, leaves))
-
-    return jax.jvp(restricted, [flat[i] for i in live], [dflat[i] for i in live])
-
-
 @eqx.filter_custom_jvp
 def _fd_implicit(chain, q, qd, force, gravity, tip, *, internal):
     # batched on a CPU: in chunks of a few states, whose intermediates stay in the caches (_chunks.py)
@@ -74,11 +49,11 @@ def _fd_implicit_jvp(primals, tangents, *, internal):
     chain, q, qd, force, gravity, tip = primals
     dchain, dq, dqd, dforce, dgravity, dtip = tangents
     # the terms and their tangents in one pass; the FD's primal from the primal terms
-    terms, dterms = _partial_jvp(lambda c, x, v: chain_terms(c, x, v, internal=internal),
+    terms, dterms = partial_jvp(lambda c, x, v: chain_terms(c, x, v, internal=internal),
                                  (chain, q, qd), (dchain, dq, dqd))
     mass, qdd = _accelerations(chain, terms, force, gravity, tip)
     # ∂ID at the computed accelerations (q̈ held fixed)
-    _, did = _partial_jvp(lambda t, g, w: id_recursion(chain, t, qdd, -g, w).tau,
+    _, did = partial_jvp(lambda t, g, w: id_recursion(chain, t, qdd, -g, w).tau,
                           (terms, gravity, tip), (dterms, dgravity, dtip))
     if did is None:
         rhs = dforce

