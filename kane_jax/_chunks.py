@@ -37,7 +37,9 @@ on a joint (412 kB) 6.5 / 6.0 / 6.3 / 8.4, 6.6 / 5.6 / 5.7 / 6.3; one six-strain
 iiwa-like arm (192 kB) 2.1 / 2.3 / 2.1 / –, 3.2 / 3.5 / 3.0 / 3.2; a learned body (MLP, 1,259 kB,
 4e5 flops of matrix products) 79.8 / 57.9 / 37.4 / 39.9, 79.6 / 46.9 / 36.4 / 46.0.
 ``batch_simulate``'s chunks of rollouts (``batch.CPU_CHUNK``) are the same idea one level up, for
-whole integrations.
+whole integrations. :func:`in_chunks_differentiable` gives kernels that JAX differentiates by its own
+rules (the public inverse dynamics and mass matrix) the same batches, behind a ``custom_jvp`` whose
+rule is the kernel's JVP (:func:`partial_jvp`), and only for ``vmap``ped calls.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ import jax
 import jax.numpy as jnp
 from jax.custom_batching import custom_vmap
 from jax.extend import core as jex
+
+try:  # JAX's private name for a vmap's tracer (``_batched``; checked by tests/test_chunks.py)
+    from jax._src.interpreters.batching import BatchTracer as _BATCH_TRACER
+except ImportError:  # pragma: no cover - another JAX version
+    _BATCH_TRACER = None
 
 # states per chunk of a batched kernel on a CPU (see the module docstring) ...
 CPU_CHUNK = 8
@@ -210,12 +217,6 @@ def _batched(args: Any) -> bool:
     if _BATCH_TRACER is None:
         return True
     return any(isinstance(x, _BATCH_TRACER) for x in jax.tree.leaves(args))
-
-
-try:  # JAX's private name for a vmap's tracer (checked by tests/test_chunks.py)
-    from jax._src.interpreters.batching import BatchTracer as _BATCH_TRACER
-except ImportError:  # pragma: no cover - another JAX version
-    _BATCH_TRACER = None
 
 
 def in_chunks_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:

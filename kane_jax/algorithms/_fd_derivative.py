@@ -50,11 +50,11 @@ def _fd_implicit_jvp(primals, tangents, *, internal):
     dchain, dq, dqd, dforce, dgravity, dtip = tangents
     # the terms and their tangents in one pass; the FD's primal from the primal terms
     terms, dterms = partial_jvp(lambda c, x, v: chain_terms(c, x, v, internal=internal),
-                                 (chain, q, qd), (dchain, dq, dqd))
+                                (chain, q, qd), (dchain, dq, dqd))
     mass, qdd = _accelerations(chain, terms, force, gravity, tip)
     # ∂ID at the computed accelerations (q̈ held fixed)
     _, did = partial_jvp(lambda t, g, w: id_recursion(chain, t, qdd, -g, w).tau,
-                          (terms, gravity, tip), (dterms, dgravity, dtip))
+                         (terms, gravity, tip), (dterms, dgravity, dtip))
     if did is None:
         rhs = dforce
     else:
