@@ -226,7 +226,10 @@ def in_chunks_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
     A ``vmap``ped call (batch tracers among the arguments) goes through :func:`in_chunks` behind a
     ``custom_jvp`` whose rule is ``fn``'s JVP (a ``custom_vmap`` has none), so that ``jvp``, ``grad``
     and Jacobians of a batch are the programs they were; any other call is ``fn`` itself, the same
-    program as without this wrapper. For kernels differentiated by JAX's own rules (the inverse
+    program as without this wrapper. The test runs when ``fn`` is traced, so a ``vmap`` of an already
+    traced program (``vmap(jit(f))``) batches ``fn``'s plain program; wrapping every call instead
+    (as the FD is) cost 0.1–0.25 s more compile per unbatched program and 0.3–0.45 s per batched one
+    (pinned, three rounds, 2026-12-05). For kernels differentiated by JAX's own rules (the inverse
     dynamics, the mass matrix); the forward dynamics has a derivative rule of its own around its
     chunked primal (``algorithms/_fd_derivative.py``).
 
