@@ -49,9 +49,7 @@ def inverse_dynamics_full(
     q = chain.check_state(q, "q")
     qd = chain.check_state(qd, "qd")
     qdd = chain.check_state(qdd, "qdd")
-    g = check_gravity(chain, gravity)
-    terms = chain_terms(chain, q, qd, internal=internal)
-    return id_recursion(chain, terms, qdd, -g, tip_wrench(tip_force, tip_torque, terms.rot.dtype))
+    return _one_state(chain, q, qd, qdd, check_gravity(chain, gravity), tip_force, tip_torque, internal)
 
 
 @entry_jit(sequential=True)
@@ -87,11 +85,12 @@ def inverse_dynamics(
                                                        for x in (tip_force, tip_torque)))
 
 
-def _generalized_forces_of_one_state(chain, q, qd, qdd, gravity, tip_force, tip_torque) -> Config:
-    terms = chain_terms(chain, q, qd)
-    return id_recursion(chain, terms, qdd, -gravity, tip_wrench(tip_force, tip_torque, terms.rot.dtype)).tau
+def _one_state(chain, q, qd, qdd, gravity, tip_force, tip_torque, internal=True) -> InverseDynamicsResult:
+    """The recursion of both entry points for one state (the tip wrench in the terms' dtype)."""
+    terms = chain_terms(chain, q, qd, internal=internal)
+    return id_recursion(chain, terms, qdd, -gravity, tip_wrench(tip_force, tip_torque, terms.rot.dtype))
 
 
 # batched on a CPU in chunks of a few states (their intermediates stay in the caches), derivatives the
 # recursion's own (_chunks.py): one six-strain PCS rod's batched ID 4.5-5.6 -> 2.7 us per state
-_generalized_forces = in_chunks_differentiable(_generalized_forces_of_one_state)
+_generalized_forces = in_chunks_differentiable(lambda *state: _one_state(*state).tau)
