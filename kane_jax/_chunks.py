@@ -11,7 +11,8 @@ program (:func:`program_size`: the bytes of its intermediates, the flops of its 
   :data:`CPU_SEQUENTIAL_BYTES`: the one-state program itself, state after state (a ``lax.map``
   without ``vmap``), for every batch of two or more: its working set fills the caches already, and
   a ``vmap`` only adds a batch axis to every intermediate; of more than :data:`CPU_PAIR_BYTES`:
-  chunks of two states (batches of four or more);
+  chunks of :data:`CPU_CHUNK` for batches of two chunks or more, chunks of two states for
+  smaller batches of four or more;
 - otherwise batches of at least :data:`CPU_MIN_BATCH` states as a ``lax.map`` over chunks of
   :data:`CPU_CHUNK` states, each chunk a ``vmap``, and smaller batches as one ``vmap``.
 
@@ -69,9 +70,17 @@ CPU_CHUNK = 8
 CPU_MIN_BATCH = 32
 # an elementwise kernel (matrix products of at most CPU_DOT_FLOPS per state) whose one-state
 # intermediates (:func:`program_size`) exceed CPU_SEQUENTIAL_BYTES runs a batch state by state, one of
-# more than CPU_PAIR_BYTES in chunks of two: between the one-state programs measured on either side
-# (the module docstring's table), 504 kB (state by state faster) and 412 kB (chunks of two), 388 kB
-# (chunks of two) and 251 kB (no gain)
+# more than CPU_PAIR_BYTES in chunks of CPU_CHUNK from two chunks on and in chunks of two below: between
+# the one-state programs measured on either side (the module docstring's table), 504 kB (state by state
+# faster) and 412 kB (chunks of two), 388 kB (chunks of two) and 251 kB (no gain). On the AMD EPYC host
+# of 2026-12-05 (AVX-512; pinned, recommended flags, two rounds, µs per state at B = 256 / 1,024 for
+# state by state / chunks of two / chunks of 8) the three chains of that band ran fastest in chunks of
+# 8: one six-strain PCS rod (341 kB) 4.17 / 3.72 / 3.63 and 4.12 / 3.65 / 3.52, three planar CC
+# segments (313 kB) 3.02 / 3.18 / 2.94 and 2.92 / 3.09 / 2.95, three Godage sections (422 kB) 4.57 /
+# 4.87 / 4.37 and 4.57 / 4.71 / 4.43; and inside Tsit5 at B = 16 (one ``vmap`` / pairs / two chunks of 8,
+# s per simulated second) 3.61 / 3.49 / 3.40, 3.05 / 3.04 / 2.83, 4.58 / 4.44 / 4.23. Above 450 kB
+# state by state stayed fastest there (three six-strain rods, 1,161 kB: 12.8 / 18.0 / 17.0 at B = 256;
+# three bend-and-stretch rods, 560 kB: 5.24 / 5.36 / 5.93)
 CPU_SEQUENTIAL_BYTES = 450_000
 CPU_PAIR_BYTES = 300_000
 # ... a kernel with more matrix work keeps the chunks of CPU_CHUNK: a batch widens its products (a
@@ -105,6 +114,8 @@ def _chunk_size(axis_size: int, size: tuple[int, float]) -> int | None:
     if flops <= CPU_DOT_FLOPS:  # elementwise work: a wider batch buys little, a smaller working set does
         if nbytes > CPU_SEQUENTIAL_BYTES:
             return 1
+        if nbytes > CPU_PAIR_BYTES and axis_size >= 2 * CPU_CHUNK:
+            return CPU_CHUNK
         if nbytes > CPU_PAIR_BYTES and axis_size >= 4:
             return 2
     return CPU_CHUNK if axis_size >= CPU_MIN_BATCH else None

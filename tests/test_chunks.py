@@ -85,12 +85,14 @@ def test_large_kernel_runs_state_by_state(size):
 
 
 def test_chunk_follows_the_one_state_program():
-    """State by state for large elementwise programs, chunks of two for medium ones, CPU_CHUNK (or one
-    ``vmap``) for small ones and for programs with matrix work — which a wide batch speeds up: a
-    large kernel of matrix products keeps one ``vmap`` at B = 5 (no loop in its program)."""
+    """State by state for large elementwise programs, CPU_CHUNK for medium ones from two chunks on and
+    chunks of two below, CPU_CHUNK (or one ``vmap``) for small ones and for programs with matrix
+    work — which a wide batch speeds up: a large kernel of matrix products keeps one ``vmap`` at
+    B = 5 (no loop in its program)."""
     cpu = jax.default_backend() == "cpu"
     assert _chunk_size(16, (1_000_000, 0.0)) == (1 if cpu else None)
-    assert _chunk_size(16, (400_000, 0.0)) == (2 if cpu else None)
+    assert _chunk_size(2 * CPU_CHUNK, (400_000, 0.0)) == (CPU_CHUNK if cpu else None)
+    assert _chunk_size(2 * CPU_CHUNK - 1, (400_000, 0.0)) == (2 if cpu else None)
     assert _chunk_size(3, (400_000, 0.0)) is None
     assert _chunk_size(16, (200_000, 0.0)) is None
     assert _chunk_size(CPU_MIN_BATCH, (200_000, 0.0)) == (CPU_CHUNK if cpu else None)

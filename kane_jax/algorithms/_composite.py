@@ -22,6 +22,9 @@ The composite inertia ``Λᶜ_b = Σ_{i ≥ b} Λ_i`` is a reverse cumulative su
     M_ab = S_aᵀ P_b  (a < b),     M_bb = S_bᵀ P_b + Γ_bᵀ S_b + G_b,     M_ba = M_abᵀ,
 
 Featherstone's composite-rigid-body algorithm (RBDA §6.2) with the bodies' own coordinates added.
+``M`` does not depend on the frame these are written in: a chain of one module (a single rod or
+segment) takes that module's own frame ``{S_1}``, where ``S``, ``Γ`` and ``Λ`` are its terms as they
+come, with no transport to the base and no composite sums.
 The six-component contractions are written as elementwise sums (no ``dot_general``: see
 ``docs/architecture.md`` on XLA:CPU).
 """
@@ -58,16 +61,9 @@ def _outer6(a: Array, b: Array) -> Array:
     return out
 
 
-def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
-    """``M(q)`` from the configuration terms by composite inertias (see the module docstring).
-
-    Arguments:
-        chain: the chain (its row layout). terms: :func:`~kane_jax.algorithms._terms.chain_terms`
-            (velocities are not read).
-
-    Returns:
-        ``(nq, nq)`` symmetric mass matrix, equal to :func:`~kane_jax.algorithms._recursion.mass_columns`.
-    """
+def _in_base_frame(terms: ModuleTerms, own: bool):
+    """Subspaces ``(s_w, s_v)`` ``(N, n, 3)``, composite inertias ``(mass_c, first_c, inertia_c)`` and,
+    with ``own``, the own-coordinate wrenches ``(g_f, g_t)``, in the base frame about its origin."""
     rot0, p0 = _base_poses(terms)  # (N, 3, 3), (N, 3)
     body = terms.body
     r = rot0[:, None]  # broadcast over each module's rows
@@ -75,10 +71,10 @@ def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
     # motion subspaces and own-coordinate wrenches in the base frame, about its origin: (N, n, 3) each
     s_w = mv(r, terms.gen[..., :3])
     s_v = mv(r, terms.gen[..., 3:]) + cross(p, s_w)
-    own = body.jac_first is not None  # False: no body coordinates in the chain, Γ and G vanish
+    g = None
     if own:
         g_f = mv(r, body.jac_first)
-        g_t = -mv(r, terms.jac_rot) + cross(p, g_f)
+        g = (g_f, -mv(r, terms.jac_rot) + cross(p, g_f))
     # bodies' spatial inertias about the base origin, then the composite ones (reverse cumsum)
     rc = mv(rot0, body.first)
     mass = body.mass
@@ -100,6 +96,33 @@ def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
     # 19.8–20.0 → 18.5–18.7 µs per state, three rods −1 %, one FD in a loop within ±3 % (in-process,
     # interleaved, pinned, 2026-11-28)
     first_c, inertia_c, s_w, s_v = materialize(first_c), materialize(inertia_c), materialize(s_w), materialize(s_v)
+    return s_w, s_v, mass_c, first_c, inertia_c, g
+
+
+def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
+    """``M(q)`` from the configuration terms by composite inertias (see the module docstring).
+
+    Arguments:
+        chain: the chain (its row layout). terms: :func:`~kane_jax.algorithms._terms.chain_terms`
+            (velocities are not read).
+
+    Returns:
+        ``(nq, nq)`` symmetric mass matrix, equal to :func:`~kane_jax.algorithms._recursion.mass_columns`.
+    """
+    body = terms.body
+    own = body.jac_first is not None  # False: no body coordinates in the chain, Γ and G vanish
+    if chain.n_modules == 1:
+        # one module: its own frame {S_1} serves as the reference (M does not depend on it), where the
+        # subspace, the wrenches Γ and the body's inertia are the terms themselves — no transport, no
+        # composite sums (docs/architecture.md, *A one-module chain's mass matrix in its own frame*)
+        s_w, s_v = terms.gen[..., :3], terms.gen[..., 3:]
+        if own:
+            g_f, g_t = body.jac_first, -terms.jac_rot
+        mass_c, first_c, inertia_c = body.mass, body.first, terms.inertia
+    else:
+        s_w, s_v, mass_c, first_c, inertia_c, g = _in_base_frame(terms, own)
+        if own:
+            g_f, g_t = g
     # P_b = Λᶜ_b S_b + Γ_b, rows of (torque, force)
     c = first_c[:, None]
     p_t = mv(inertia_c[:, None], s_w) + cross(c, s_v)

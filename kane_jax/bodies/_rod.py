@@ -274,7 +274,14 @@ class AbstractExponentialRod(AbstractRod):
         d_omega = jax.jacfwd(self.arc_twist)(q).T  # (n, 6), constant: Ω is affine
         back = (1 - self.arc_nodes().astype(omega.dtype))[:, None]
         jet = _EXP_JETS[self.twist_form]
-        if self.twist_form == "se3":
-            jet = functools.partial(jet, columns=self.twist_columns())
-        sections = jet(-back * omega[None], -back[:, :, None] * d_omega[None], qd)
-        return jet(omega, d_omega, qd), sections
+        if self.twist_form != "se3":
+            return jet(omega, d_omega, qd), jet(-back * omega[None], -back[:, :, None] * d_omega[None], qd)
+        # the general SE(3) form: the tip exp(Ω) and the sections exp(−(1 − σ_k) Ω) as one batch of K + 1
+        # twists (scales −1 and 1 − σ_k), the same operations row by row: one six-strain PCS rod's
+        # batched FD 2 % faster, its compile 3.6–4.4 → 3.0–3.6 s; three such rods no slower. The
+        # smaller planar and bending forms stay two calls (one bend + stretch rod 5 % and three planar
+        # CC segments 5 % slower batched as one call; *One jet for an SE(3) rod's tip and sections*)
+        jet = functools.partial(jet, columns=self.twist_columns())
+        scale = jnp.concatenate([-jnp.ones((1, 1), omega.dtype), back])
+        both = jet(-scale * omega[None], -scale[:, :, None] * d_omega[None], qd)
+        return jax.tree.map(lambda x: x[0], both), jax.tree.map(lambda x: x[1:], both)

@@ -2,9 +2,10 @@
 
 ``mass_columns`` runs one acceleration-only inverse dynamics per coordinate (DESIGN §3, paper
 ``000_…`` eq. 56); ``composite_mass_matrix`` reorganizes the same terms into composite inertias in
-the base frame. Same model, so the matrices and their q-derivatives agree to round-off (stated
-tolerances: 1e-12 of max |M|, 1e-10 of max |∂M/∂q|), on rigid, generic, multi-coordinate-joint and
-soft chains, at random states and at the straight configuration q = 0.
+the base frame (in its own frame for a chain of one module). Same model, so the matrices and their
+q-derivatives agree to round-off (stated tolerances: 1e-12 of max |M|, 1e-10 of max |∂M/∂q|), on
+rigid, generic, multi-coordinate-joint and soft chains, at random states and at the straight
+configuration q = 0.
 """
 
 import helpers.robots as wr
@@ -27,6 +28,10 @@ def _chains():
         "mixed (generic bodies, multi-coordinate joints)": wr.mixed_chain(rng),
         "revolute + planar CC (uneven rows)": wr.soft_arm(),
         "PCS on fixed joints": kj.Chain([(kj.Fixed(), pcs), (kj.Revolute((0, 1, 0)), pcs)], gravity=(0, 0, -9.81)),
+        # one module: the matrix in the module's own frame, not the base's
+        "one six-strain PCS rod": kj.Chain([(kj.Fixed(), kj.CosseratPCS(length=0.15, radius=0.01))]),
+        "one PCS rod on a universal joint": kj.Chain([(kj.Universal((1, 0, 0), (0, 1, 0)), pcs)]),
+        "one rigid link": kj.Chain([(kj.Revolute((0.3, 1, 0.2)), wr.random_rigid(rng))]),
     }
 
 
