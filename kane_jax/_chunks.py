@@ -114,10 +114,8 @@ def _chunk_size(axis_size: int, size: tuple[int, float]) -> int | None:
     if flops <= CPU_DOT_FLOPS:  # elementwise work: a wider batch buys little, a smaller working set does
         if nbytes > CPU_SEQUENTIAL_BYTES:
             return 1
-        if nbytes > CPU_PAIR_BYTES and axis_size >= 2 * CPU_CHUNK:
-            return CPU_CHUNK
         if nbytes > CPU_PAIR_BYTES and axis_size >= 4:
-            return 2
+            return CPU_CHUNK if axis_size >= 2 * CPU_CHUNK else 2
     return CPU_CHUNK if axis_size >= CPU_MIN_BATCH else None
 
 

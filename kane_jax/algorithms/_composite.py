@@ -62,8 +62,8 @@ def _outer6(a: Array, b: Array) -> Array:
 
 
 def _in_base_frame(terms: ModuleTerms, own: bool):
-    """Subspaces ``(s_w, s_v)`` ``(N, n, 3)``, composite inertias ``(mass_c, first_c, inertia_c)`` and,
-    with ``own``, the own-coordinate wrenches ``(g_f, g_t)``, in the base frame about its origin."""
+    """Subspaces ``(s_w, s_v)`` ``(N, n, 3)``, composite inertias ``(mass_c, first_c, inertia_c)`` and
+    the own-coordinate wrenches ``(g_f, g_t)`` (None without ``own``), in the base frame about its origin."""
     rot0, p0 = _base_poses(terms)  # (N, 3, 3), (N, 3)
     body = terms.body
     r = rot0[:, None]  # broadcast over each module's rows
@@ -71,10 +71,10 @@ def _in_base_frame(terms: ModuleTerms, own: bool):
     # motion subspaces and own-coordinate wrenches in the base frame, about its origin: (N, n, 3) each
     s_w = mv(r, terms.gen[..., :3])
     s_v = mv(r, terms.gen[..., 3:]) + cross(p, s_w)
-    g = None
+    g_f = g_t = None
     if own:
         g_f = mv(r, body.jac_first)
-        g = (g_f, -mv(r, terms.jac_rot) + cross(p, g_f))
+        g_t = -mv(r, terms.jac_rot) + cross(p, g_f)
     # bodies' spatial inertias about the base origin, then the composite ones (reverse cumsum)
     rc = mv(rot0, body.first)
     mass = body.mass
@@ -96,7 +96,7 @@ def _in_base_frame(terms: ModuleTerms, own: bool):
     # 19.8–20.0 → 18.5–18.7 µs per state, three rods −1 %, one FD in a loop within ±3 % (in-process,
     # interleaved, pinned, 2026-11-28)
     first_c, inertia_c, s_w, s_v = materialize(first_c), materialize(inertia_c), materialize(s_w), materialize(s_v)
-    return s_w, s_v, mass_c, first_c, inertia_c, g
+    return s_w, s_v, mass_c, first_c, inertia_c, (g_f, g_t)
 
 
 def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
@@ -116,13 +116,10 @@ def composite_mass_matrix(chain, terms: ModuleTerms) -> Float[Array, "nq nq"]:
         # subspace, the wrenches Γ and the body's inertia are the terms themselves — no transport, no
         # composite sums (docs/architecture.md, *A one-module chain's mass matrix in its own frame*)
         s_w, s_v = terms.gen[..., :3], terms.gen[..., 3:]
-        if own:
-            g_f, g_t = body.jac_first, -terms.jac_rot
+        g_f, g_t = (body.jac_first, -terms.jac_rot) if own else (None, None)
         mass_c, first_c, inertia_c = body.mass, body.first, terms.inertia
     else:
-        s_w, s_v, mass_c, first_c, inertia_c, g = _in_base_frame(terms, own)
-        if own:
-            g_f, g_t = g
+        s_w, s_v, mass_c, first_c, inertia_c, (g_f, g_t) = _in_base_frame(terms, own)
     # P_b = Λᶜ_b S_b + Γ_b, rows of (torque, force)
     c = first_c[:, None]
     p_t = mv(inertia_c[:, None], s_w) + cross(c, s_v)
