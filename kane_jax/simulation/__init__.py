@@ -4,6 +4,7 @@ from .rosenbrock import Ros34PW2 as Ros34PW2
 from .simulate import SOLVERS as SOLVERS
 from .simulate import simulate as simulate
 from .stabilized import StabilizedRK3 as StabilizedRK3
+from .stabilized import StabilizedRK4 as StabilizedRK4
 from .stiffness import StiffnessReport as StiffnessReport
 from .stiffness import choose_solver as choose_solver
 from .stiffness import stiffness as stiffness

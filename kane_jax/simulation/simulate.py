@@ -30,7 +30,7 @@ from ._fields import explicit_field, field_with_input, full_field, implicit_fiel
 from ._saving import FirstStep, FixedStep, SavingSolver
 from .rosenbrock import Ros34PW2
 from .rosenbrock import vector_field as rosenbrock_field
-from .stabilized import StabilizedRK3
+from .stabilized import StabilizedRK3, StabilizedRK4
 from .stiffness import choose_solver
 from .trajectory import Trajectory, first_nonfinite, raise_on_failure
 
@@ -40,6 +40,7 @@ SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     "dopri8": diffrax.Dopri8,
     "heun": diffrax.Heun,
     "stabilized_rk3": StabilizedRK3,
+    "stabilized_rk4": StabilizedRK4,
     "kvaerno5": diffrax.Kvaerno5,
     "kencarp4": diffrax.KenCarp4,
     "ros34pw2": Ros34PW2,
@@ -175,7 +176,7 @@ def simulate(
         saveat: times to save at (1-D array in ``[t0, t1]``) or an int (that many evenly spaced
             times); default ``n_save`` evenly spaced times including ``t0`` and ``t1``. With a
             feedback law that holds the chain's arrays (a model-based law such as a PFBL), adaptive
-            steps of an explicit FSAL solver (Tsit5, Dopri5, Dopri8, StabilizedRK3) and no ``jump_ts``, the
+            steps of an explicit FSAL solver (Tsit5, Dopri5, Dopri8, the stabilized ones) and no ``jump_ts``, the
             steps also end on these times, and the saved inputs are the solver's own evaluations of
             the law there (the law is compiled once, not again for the saves).
         solver: ``"auto"`` (default, also ``None``): measures the stiffness at the initial state
@@ -186,8 +187,8 @@ def simulate(
             ``q̇`` keeps ``"tsit5"`` (:func:`~kane_jax.simulation.stiffness.choose_solver` says
             why; a stiff closed loop takes ``Ros34PW2(control_jacobian=True)``). Under ``jit``/``vmap``/``grad`` the
             state is not concrete and ``"auto"`` means ``"tsit5"``: name the solver there.
-            Names: ``"tsit5"``, ``"dopri5"``, ``"dopri8"``, ``"heun"``, ``"stabilized_rk3"`` (explicit; the
-            last for steps held by fast damped modes, e.g. a closed loop's: ``simulation.StabilizedRK3``);
+            Names: ``"tsit5"``, ``"dopri5"``, ``"dopri8"``, ``"heun"``, ``"stabilized_rk3"``/``"rk4"`` (explicit;
+            the last two for steps held by fast damped modes, e.g. a closed loop's: ``simulation.stabilized``);
             ``"ros34pw2"`` (linearly implicit Rosenbrock–W with the chain's structured Jacobian
             ``[[0, I], [−M⁻¹K, −M⁻¹D]]`` and one ``nq × nq`` LU per stage, for stiff soft robots:
             :class:`~kane_jax.simulation.rosenbrock.Ros34PW2`); ``"kvaerno5"`` (implicit, dense
