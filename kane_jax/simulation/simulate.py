@@ -187,8 +187,8 @@ def simulate(
             ``q̇`` keeps ``"tsit5"`` (:func:`~kane_jax.simulation.stiffness.choose_solver` says
             why; a stiff closed loop takes ``Ros34PW2(control_jacobian=True)``). Under ``jit``/``vmap``/``grad`` the
             state is not concrete and ``"auto"`` means ``"tsit5"``: name the solver there.
-            Names: ``"tsit5"``, ``"dopri5"``, ``"dopri8"``, ``"heun"``, ``"stabilized_rk3"``/``"rk4"`` (explicit;
-            the last two for steps held by fast damped modes, e.g. a closed loop's: ``simulation.stabilized``);
+            Names: ``"tsit5"``, ``"dopri5"``, ``"dopri8"``, ``"heun"``, ``"stabilized_rk3"``, ``"stabilized_rk4"``
+            (explicit; the last two for steps held by fast damped modes: ``kane_jax.simulation.stabilized``);
             ``"ros34pw2"`` (linearly implicit Rosenbrock–W with the chain's structured Jacobian
             ``[[0, I], [−M⁻¹K, −M⁻¹D]]`` and one ``nq × nq`` LU per stage, for stiff soft robots:
             :class:`~kane_jax.simulation.rosenbrock.Ros34PW2`); ``"kvaerno5"`` (implicit, dense

@@ -36,8 +36,8 @@ controller). How the coefficients were found (reproducible, bit for bit, with
 Measured (paper ``003_…``'s closed loops through ``kane-jax run``, PI step control, pinned; the
 numbers in ``docs/architecture.md``, *A stabilized explicit solver*): Sim. 1 over its 4 s period
 Tsit5 9,230 steps and 19.4–19.9 s of run → ``StabilizedRK3`` 3,140 steps, 6.6–6.7 s; Sim. 2 (rtol
-1e-7) 52,383 steps, 19.4–19.6 s → ``StabilizedRK4`` 15,029 steps, 7.4 s; the scenarios' checks equal
-to 6 or more digits. Where accuracy, not a damped mode, sets the steps, Tsit5 (order 5) remains the
+1e-7) 52,383 steps, 19.2–19.7 s → ``StabilizedRK4`` 15,029 steps, 7.2–7.6 s; the scenarios' checks equal
+to 4 or more digits. Where accuracy, not a damped mode, sets the steps, Tsit5 (order 5) remains the
 better choice.
 """
 
