@@ -184,8 +184,9 @@ def simulate(
             stability alone would force an explicit solver into more than 2,000 steps (with
             ``adaptive=False``: when ``dt0`` exceeds the explicit stability limit); the choice
             and its reason are in ``Trajectory.solver``. A control law that feeds back ``q`` or
-            ``q̇`` keeps ``"tsit5"`` (:func:`~kane_jax.simulation.stiffness.choose_solver` says
-            why; a stiff closed loop takes ``Ros34PW2(control_jacobian=True)``). Under ``jit``/``vmap``/``grad`` the
+            ``q̇`` gets ``"tsit5"``, or ``"stabilized_rk3"`` where the open loop would take ``"ros34pw2"``
+            (:func:`~kane_jax.simulation.stiffness.choose_solver` says why; a stiff closed loop takes
+            ``Ros34PW2(control_jacobian=True)``). Under ``jit``/``vmap``/``grad`` the
             state is not concrete and ``"auto"`` means ``"tsit5"``: name the solver there.
             Names: ``"tsit5"``, ``"dopri5"``, ``"dopri8"``, ``"heun"``, ``"stabilized_rk3"``, ``"stabilized_rk4"``
             (explicit; the last two for steps held by fast damped modes: ``kane_jax.simulation.stabilized``);

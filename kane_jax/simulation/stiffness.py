@@ -135,9 +135,10 @@ def choose_solver(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0,
         dt0: the constant step with ``adaptive=False``; None for adaptive steps.
 
     Returns:
-        ``(name, reason)``: ``"tsit5"`` or ``"ros34pw2"`` and the reason, e.g. for ``Trajectory.solver``.
+        ``(name, reason)``: ``"tsit5"``, ``"ros34pw2"`` or ``"stabilized_rk3"`` and the reason, e.g. for
+        ``Trajectory.solver``.
 
-    A control law that feeds back ``q`` or ``q̇`` keeps the explicit solver: the Rosenbrock–W
+    A control law that feeds back ``q`` or ``q̇`` keeps an explicit solver: the Rosenbrock–W
     Jacobian holds the internal forces only, and a feedback law can cancel that stiffness (a
     feedback-linearizing law on the actuated coordinates, :class:`~kane_jax.control.CollocatedPFBL`)
     or add its own, so the implicit treatment would act on the wrong modes (measured: PFBL on a
@@ -145,17 +146,27 @@ def choose_solver(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0,
     For a closed loop known to be stiff, name
     ``solver=kj.simulation.Ros34PW2(control_jacobian=True)``, whose Jacobian holds the
     law's derivative too (its compile grows with the law's; not measured here for that reason), or
-    ``"kvaerno5"``.
+    ``"kvaerno5"``. Where the open-loop test would pick Ros34PW2 (fast damped modes that force more
+    than :data:`STIFF_STEPS` explicit steps), a feedback law gets ``"stabilized_rk3"``
+    (:class:`~kane_jax.simulation.stabilized.StabilizedRK3`): the same cost per step as Tsit5, and a
+    stability interval 4.8× as long (paper ``003_…`` Sim. 1, whose PFBL leaves the bodies'
+    Kelvin–Voigt modes unactuated: 3× fewer steps, ``docs/architecture.md``). A law that cancels those
+    modes leaves the steps to accuracy, where Tsit5's order 5 would do better: name ``"tsit5"`` then.
     """
     dtype = jnp.result_type(q0, qd0, float)
     size = chain.nu or chain.nq
     # the jitted law: its trace is the one `simulate`'s checks and solve reuse
     law = None if control is None else (lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd))
+    report = None if dt0 is not None else stiffness(chain, q0, qd0, t1, t0=t0)
     if law is not None and reads_state(law, chain.nq, dtype):
+        if report is not None and report.solver == "ros34pw2":
+            return "stabilized_rk3", ("auto: the control law feeds back q or q̇, which the Rosenbrock-W Jacobian "
+                                      f"leaves out, and the open loop is {report.reason}: the explicit solver "
+                                      "with the long stability interval")
         return "tsit5", ("auto: the control law feeds back q or q̇, which the stiff solver's Jacobian leaves out; "
                          "name solver=Ros34PW2(control_jacobian=True) or 'kvaerno5' for a closed loop known to be "
                          "stiff")
-    report = stiffness(chain, q0, qd0, t1, t0=t0)
+    report = stiffness(chain, q0, qd0, t1, t0=t0) if report is None else report
     if dt0 is None:
         return report.solver, f"auto: {report.reason}"
     rho = report.spectral_radius  # fixed steps: implicit only where an explicit step of dt0 is unstable

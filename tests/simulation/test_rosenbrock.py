@@ -156,8 +156,11 @@ def test_feedback_laws_are_told_from_open_loop_inputs():
         # the jitted law (one pjit equation) is read through: the same answers
         jitted = (lambda c: lambda t, q, qd: _evaluate_law(c, 2, f64, t, q, qd))(control)
         assert reads_state(jitted, 3, f64) is feedback, name
-    # the stiff arm under a feedback law: "auto" keeps the explicit solver and says why
+    # the stiff arm under a feedback law: "auto" keeps an explicit solver, the one with the long stability
+    # interval (|λ| ≈ 1e5 1/s open loop), and says why; a slow arm keeps Tsit5
     name, reason = kj.simulation.choose_solver(stiff_arm(), ZERO, ZERO, 1.0, control=lambda t, q, qd: -q)
+    assert name == "stabilized_rk3" and "feeds back" in reason and "stiff" in reason
+    name, reason = kj.simulation.choose_solver(stiff_arm(eta=1e-4), ZERO, ZERO, 1.0, control=lambda t, q, qd: -q)
     assert name == "tsit5" and "feeds back" in reason
     assert kj.simulation.choose_solver(stiff_arm(), ZERO, ZERO, 1.0)[0] == "ros34pw2"
 
