@@ -90,10 +90,9 @@ RAMP = 0.2  # [s]
 # 63,516 -> 52,567 steps over 5.5 s, run 42.1 -> 36.8 s, the same checks (pinned, 2026-12-03,
 # docs/architecture.md)
 STEP_CONTROL = "pi"
-# the stabilized fourth-order explicit method (stability interval [-19.74, 0] for 8 evaluations a step,
-# Tsit5 [-3.3, 0] for 6; the third-order one's steps are set by accuracy at rtol 1e-7): 52,383 -> 15,029
-# steps, 0.28 -> 0.73-0.76x real time, the same checks (pinned, 2026-12-05, docs/architecture.md, "A stabilized
-# explicit solver")
+# the stabilized fourth-order explicit method (stability interval [-19.74, 0] for 8 evaluations a step, Tsit5
+# [-3.3, 0] for 6; the third-order one's steps are set by accuracy at rtol 1e-7): 52,383 -> 15,029 steps,
+# 0.28 -> 0.73-0.76x real time, the same checks (2026-12-05, docs/architecture.md, "A stabilized explicit solver")
 SOLVER = "stabilized_rk4"
 
 
