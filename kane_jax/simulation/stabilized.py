@@ -88,44 +88,51 @@ def _tableau(a_lower, b_error) -> diffrax.ButcherTableau:
     )
 
 
-class StabilizedRK3(diffrax.AbstractERK):
+class AbstractStabilizedRK(diffrax.AbstractERK):
+    """An explicit FSAL Runge–Kutta method whose stages buy a long stability interval (the module docstring).
+
+    Subclasses set ``tableau``, ``stability_interval`` (``|R(z)| ≤ 1`` on ``[−stability_interval, 0]``) and
+    ``method_order``. Third-order Hermite dense output from the first and last stages.
+    """
+
+    stability_interval: ClassVar[float]
+    method_order: ClassVar[int]
+    interpolation_cls: ClassVar[Callable[..., diffrax.ThirdOrderHermitePolynomialInterpolation]] = \
+        diffrax.ThirdOrderHermitePolynomialInterpolation.from_k
+
+    def order(self, terms) -> int:
+        del terms
+        return self.method_order
+
+
+class StabilizedRK3(AbstractStabilizedRK):
     """Third-order explicit Runge–Kutta with the stability interval ``[−15.85, 0]`` (6 evaluations a step).
 
     For closed loops and soft chains whose steps an explicit solver's stability holds far below the
     steps accuracy asks for, because of fast damped modes (real eigenvalues); see the module
     docstring for the method and its measurements. Embedded second-order error estimate, first
-    same as last (the saved inputs of :func:`kane_jax.simulate` come from its stages), third-order
-    Hermite dense output. By name: ``simulate(…, solver="stabilized_rk3")``.
+    same as last (the saved inputs of :func:`kane_jax.simulate` come from its stages). By name:
+    ``simulate(…, solver="stabilized_rk3")``.
 
     Arguments: none.
     """
 
-    stability_interval: ClassVar[float] = 15.85  # |R(z)| ≤ 1 on [−stability_interval, 0]
+    stability_interval: ClassVar[float] = 15.85
+    method_order: ClassVar[int] = 3
     tableau: ClassVar[diffrax.ButcherTableau] = _tableau(_A_LOWER_3, _B_ERROR_3)
-    interpolation_cls: ClassVar[Callable[..., diffrax.ThirdOrderHermitePolynomialInterpolation]] = \
-        diffrax.ThirdOrderHermitePolynomialInterpolation.from_k
-
-    def order(self, terms) -> int:
-        del terms
-        return 3
 
 
-class StabilizedRK4(diffrax.AbstractERK):
+class StabilizedRK4(AbstractStabilizedRK):
     """Fourth-order explicit Runge–Kutta with the stability interval ``[−19.74, 0]`` (8 evaluations a step).
 
     As :class:`StabilizedRK3`, for tighter tolerances (paper ``003_…`` Sim. 2 at rtol 1e-7, where the
     third-order method's steps were set by accuracy: 24,694 steps against this method's 15,029).
-    Embedded third-order error estimate, first same as last, third-order Hermite dense output. By
-    name: ``simulate(…, solver="stabilized_rk4")``.
+    Embedded third-order error estimate, first same as last. By name:
+    ``simulate(…, solver="stabilized_rk4")``.
 
     Arguments: none.
     """
 
-    stability_interval: ClassVar[float] = 19.74  # |R(z)| ≤ 1 on [−stability_interval, 0]
+    stability_interval: ClassVar[float] = 19.74
+    method_order: ClassVar[int] = 4
     tableau: ClassVar[diffrax.ButcherTableau] = _tableau(_A_LOWER_4, _B_ERROR_4)
-    interpolation_cls: ClassVar[Callable[..., diffrax.ThirdOrderHermitePolynomialInterpolation]] = \
-        diffrax.ThirdOrderHermitePolynomialInterpolation.from_k
-
-    def order(self, terms) -> int:
-        del terms
-        return 4
