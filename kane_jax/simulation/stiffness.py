@@ -157,16 +157,17 @@ def choose_solver(chain, q0: Config, qd0: Config, t1: float, *, t0: float = 0.0,
     size = chain.nu or chain.nq
     # the jitted law: its trace is the one `simulate`'s checks and solve reuse
     law = None if control is None else (lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd))
-    report = None if dt0 is not None else stiffness(chain, q0, qd0, t1, t0=t0)
-    if law is not None and reads_state(law, chain.nq, dtype):
-        if report is not None and report.solver == "ros34pw2":
-            return "stabilized_rk3", ("auto: the control law feeds back q or q̇, which the Rosenbrock-W Jacobian "
-                                      f"leaves out, and the open loop is {report.reason}: the explicit solver "
-                                      "with the long stability interval")
-        return "tsit5", ("auto: the control law feeds back q or q̇, which the stiff solver's Jacobian leaves out; "
-                         "name solver=Ros34PW2(control_jacobian=True) or 'kvaerno5' for a closed loop known to be "
-                         "stiff")
-    report = stiffness(chain, q0, qd0, t1, t0=t0) if report is None else report
+    feedback = law is not None and reads_state(law, chain.nq, dtype)
+    keep = ("tsit5", "auto: the control law feeds back q or q̇, which the stiff solver's Jacobian leaves out; name "
+                     "solver=Ros34PW2(control_jacobian=True) or 'kvaerno5' for a closed loop known to be stiff")
+    if feedback and dt0 is not None:
+        return keep
+    report = stiffness(chain, q0, qd0, t1, t0=t0)
+    if feedback:
+        return keep if report.solver != "ros34pw2" else (
+            "stabilized_rk3", "auto: the control law feeds back q or q̇, which the Rosenbrock-W Jacobian leaves out, "
+                              f"and the open loop is {report.reason}: the explicit solver with the long stability "
+                              "interval")
     if dt0 is None:
         return report.solver, f"auto: {report.reason}"
     rho = report.spectral_radius  # fixed steps: implicit only where an explicit step of dt0 is unstable
