@@ -62,7 +62,11 @@ def loop_merge_options() -> dict[str, str] | None:
     return without_loop_hoisting() if jax.default_backend() == "cpu" else None
 
 
-def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = None) -> F:
+# LLVM's cheapest code generation: for a program called a few times, whose compile is most of its cost
+CHEAP_CODE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+
+
+def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = None, cheap: bool = False) -> F:
     """``eqx.filter_jit(fn)`` with repeated array leaves of the arguments passed once.
 
     Arguments:
@@ -74,6 +78,7 @@ def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = Non
             law's model terms and the forward dynamics'). Its own compiled program, cached apart.
             Only for calls outside any transformation: inside a caller's ``jit``, ``grad`` or
             ``vmap`` the caller's program decides (pass the options to its ``jax.jit``).
+        cheap: compile called programs (outside transformations, on the CPU) with :data:`CHEAP_CODE`.
 
     Returns:
         The compiled function, same signature, docstring and results as ``eqx.filter_jit(fn)``.
@@ -92,12 +97,16 @@ def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = Non
     def without_hoisting(disabled: str):
         return eqx.filter_jit(inner, compiler_options={"xla_disable_hlo_passes": disabled})
 
+    @functools.cache
+    def cheaply():
+        return eqx.filter_jit(inner, compiler_options=CHEAP_CODE)
+
     @functools.wraps(fn)
     def call(*args, **kwargs):
         dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
         leaves, treedef = jax.tree.flatten(dynamic)
         unique, index = distinct_leaves(leaves)
-        jitted = plain
+        jitted = cheaply() if cheap and _eager() and jax.default_backend() == "cpu" else plain
         # compile options belong to a top-level program only: under a transformation (a caller's jit,
         # grad, vmap; also one that closes over concrete arrays) the caller's program decides (JAX
         # rejects them on a nested jit)

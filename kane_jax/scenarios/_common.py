@@ -16,7 +16,7 @@ import numpy as np
 
 from ..simulation.simulate import simulate
 from ..simulation.stiffness import choose_solver
-from ..simulation.trajectory import Trajectory
+from ..simulation.trajectory import Trajectory, join
 
 DEFAULT_OUT = "kane_jax_out"
 # (chain, trajectory) of each timed_simulate call inside `recording()`; None outside it
@@ -70,6 +70,43 @@ def timed_simulate(chain, q0, qd0, t1: float, *, t0: float = 0.0, **kwargs) -> t
         "real_time_factor": sim / run_s, "steps": int(traj.stats["num_steps"]),
     }
     return traj, info
+
+
+def timed_phases(chain, q0, qd0, phases, **kwargs) -> tuple[Trajectory, dict]:
+    """:func:`timed_simulate` in consecutive phases, one solve each, joined (:func:`~kane_jax.simulation.join`).
+
+    Arguments:
+        chain, q0, qd0: as for :func:`timed_simulate`; the solve starts at ``kwargs.get("t0", 0)``.
+        phases: ``(t_end, overrides)`` per phase, ``overrides`` the keyword arguments of that phase's
+            solve (its law, solver, ``n_save``) on top of ``kwargs``, or a function of the phase's
+            initial ``(t, q, q̇)`` that returns them (its time counts as compile time: set-up); each
+            phase starts from the previous one's final state.
+
+    Returns:
+        The joined trajectory (recorded once) and the phases' ``compile_s``, ``run_s``, ``wall_s`` and
+        ``steps`` summed, ``real_time_factor`` over the whole horizon, and ``phase_steps``.
+    """
+    t, q, qd = float(kwargs.pop("t0", 0.0)), q0, qd0
+    traj, infos = None, []
+    token = _RECORDED.set(None)  # the phases are recorded once, joined
+    try:
+        for t_end, overrides in phases:
+            start = time.perf_counter()
+            overrides = overrides(t, q, qd) if callable(overrides) else overrides
+            setup = time.perf_counter() - start
+            part, info = timed_simulate(chain, q, qd, t_end, t0=t, **{**kwargs, **overrides})
+            info = {**info, "compile_s": info["compile_s"] + setup, "wall_s": info["wall_s"] + setup}
+            traj = part if traj is None else join(traj, part)
+            infos.append(info)
+            t, q, qd = float(t_end), part.q[-1], part.qd[-1]
+    finally:
+        _RECORDED.reset(token)
+    recorded = _RECORDED.get()
+    if recorded is not None:
+        recorded.append((chain, traj))
+    total = {k: sum(i[k] for i in infos) for k in ("compile_s", "run_s", "wall_s", "sim_time_s", "steps")}
+    return traj, {**total, "real_time_factor": total["sim_time_s"] / total["run_s"],
+                  "phase_steps": [i["steps"] for i in infos]}
 
 
 @contextlib.contextmanager

@@ -38,14 +38,10 @@ for more. Gains and η keep the stiff axial mode of the segment within reach of 
 (Tsit5, rtol 1e-7): the tendon damping acts ``3 L²/d² ≈ 1200``× more strongly on elongation than
 on bending.
 
-Measured (full 5.5 s run, idle 2-core CPU, float64, 2026-11-21): 95 s compile, 478 s run
-(0.012× real time, 63,330 Tsit5 steps); PFBL joint tracking error 4.6e-9 rad in (i); segment
-set-point error 9.2e-4 at ``T₂``; gripper closure 0.86 at the end, with the paper's law, whose
-tensions range over −128…+129 N (the PD acts on all three segment coordinates through a square
-actuation matrix: the tendons also *push*). By default the tendons only pull
-(:class:`~kane_jax.control.PullOnly` matching the two bending moments, the elongation taking
-the compression; 2026-11-23): tensions 0…256 N, set-point error 0.049 at ``T₂``, PFBL tracking
-2.6e-7 rad, 72.7 s compile + 173 s run (0.032× real time).
+The paper's law asks the tendons to *push* (tensions −128…+129 N: the PD acts on all three segment
+coordinates through a square actuation matrix); by default they only pull
+(:class:`~kane_jax.control.PullOnly` matching the two bending moments, the elongation taking the
+compression). Measured runs: the README and ``docs/measurements.md``.
 """
 
 from __future__ import annotations
@@ -72,8 +68,9 @@ from ..control.pull_only import PullOnly
 from ..control.reference import CubicReference
 from ..joints import Fixed
 from ..models.robots import ur10e
-from ..simulation import plotting
-from ._common import check_finite, output_dir, timed_simulate
+from ..simulation.spectral import spectral_radius, stable_step
+from ._common import check_finite, output_dir, timed_phases
+from ._hybrid_plots import hybrid_plots
 
 NAME = "003-sim2"
 DESCRIPTION = "paper 003 Sim. 2: UR10e + tendon Cosserat segment + LVP gripper (PFBL, PD swing-up, pressure)"
@@ -85,15 +82,14 @@ SEGMENT = dict(length=0.3, radius=0.02, density=1000.0, youngs_modulus=5e6, damp
 GRIPPER = dict(length=0.06, radius=0.025, inner_radius=0.015, density=1100.0, youngs_modulus=1e5, viscosity=1e-3)
 PRESSURE = -30e3  # [Pa], gauge
 RAMP = 0.2  # [s]
-# Tsit5's steps are held at its stability limit by the closed loop's -4.9e4 1/s mode, and the default
-# integral controller cycles between accepted and rejected steps there; the PI controller does not:
-# 63,516 -> 52,567 steps over 5.5 s, run 42.1 -> 36.8 s, the same checks (pinned, 2026-12-03,
-# docs/architecture.md)
+# at an explicit solver's stability limit diffrax's integral controller cycles between accepted and rejected
+# steps; the PI controller does not (Tsit5: 63,516 -> 52,567 steps, 2026-12-03, docs/architecture.md)
 STEP_CONTROL = "pi"
-# the stabilized fourth-order explicit method (stability interval [-19.74, 0] for 8 evaluations a step, Tsit5
-# [-3.3, 0] for 6; the third-order one's steps are set by accuracy at rtol 1e-7): 52,383 -> 15,029 steps,
-# 0.28 -> 0.73-0.76x real time, the same checks (2026-12-05, docs/architecture.md, "A stabilized explicit solver")
-SOLVER = "stabilized_rk4"
+# one solve per phase, each with the solver its steps need: Tsit5 (order 5) for the PFBL's smooth (i), whose steps
+# are set by accuracy; for (ii)-(iii), held by the closed loop's -4.9e4 1/s mode, the stabilized fourth-order
+# method (stability interval [-19.74, 0] for 8 evaluations a step, Tsit5 [-3.3, 0] for 6), its steps capped just
+# below that limit (docs/architecture.md, "A stabilized explicit solver", "One solve per phase, steps below the limit")
+SOLVERS = ("tsit5", "stabilized_rk4")
 
 
 def _flange_to_x() -> jnp.ndarray:
@@ -135,11 +131,12 @@ class HybridTask(eqx.Module):
 
     ``t < T₁``: PFBL on the joints, tendons and pressure zero; ``t ≥ T₁``: PD + compensation on
     joints and tendons; ``t ≥ T₂``: plus the feed-forward pressure (cubic ramp over ``ramp``).
-    ``pd = None`` (a horizon inside sub-task (i)) keeps the PFBL throughout: the same law on
-    ``[0, T₁)``, without tracing the PD's model terms (LVP bodies compile slowly).
+    With one law ``None`` it is the other one's phase alone (:meth:`phases`): ``pd = None`` the
+    PFBL (sub-task (i)), ``pfbl = None`` the PD (sub-tasks (ii)–(iii)), without tracing the other's
+    model terms.
     """
 
-    pfbl: CollocatedPFBL
+    pfbl: CollocatedPFBL | None
     pd: PDCompensation | None
     t_switch: jax.Array
     t_grip: jax.Array
@@ -149,19 +146,22 @@ class HybridTask(eqx.Module):
     @property
     def jump_times(self) -> jax.Array | None:
         """``T₁``, where the law switches from the PFBL to the PD (``simulate``'s ``jump_ts``: adaptive
-        steps end just before it and restart after it). Without it a step ending on a save at ``T₁``
-        met the PD at its last stage, and on some CPUs its rejections shrank the step below the 1e-13
-        minimum (2026-12-05). The pressure ramp is continuous with its slope: no jump."""
-        return None if self.pd is None else self.t_switch[None]
+        steps end just before it and restart after it); None for one phase alone. The pressure ramp
+        is continuous with its slope: no jump."""
+        return None if self.pd is None or self.pfbl is None else self.t_switch[None]
+
+    def phases(self) -> tuple[HybridTask, HybridTask]:
+        """The law of ``[0, T₁)`` (the PFBL) and of ``[T₁, T₃]`` (the PD and the pressure), one solve each."""
+        return (eqx.tree_at(lambda c: c.pd, self, None), eqx.tree_at(lambda c: c.pfbl, self, None))
 
     def __call__(self, t, q, qd):
         def pfbl():
             return jnp.concatenate([self.pfbl(t, q, qd), jnp.zeros(3, dtype=q.dtype)])
 
         # both laws, then a `where`: outside a `lax.cond`'s branches XLA merges the PFBL's model terms
-        # with the FD's and the two laws' tendon Jacobians with the pull-only wrapper's (docs/architecture.md,
-        # *Both laws, one merge*)
-        u = pfbl() if self.pd is None else jnp.where(t < self.t_switch, pfbl(), self.pd(t, q, qd))
+        # with the FD's (docs/architecture.md, *Both laws, one merge*); one solve per phase evaluates one
+        u = pfbl() if self.pd is None else self.pd(t, q, qd) if self.pfbl is None else \
+            jnp.where(t < self.t_switch, pfbl(), self.pd(t, q, qd))
         s = jnp.clip((t - self.t_grip) / self.ramp, 0.0, 1.0)
         return jnp.concatenate([u, (self.pressure * s**2 * (3 - 2 * s))[None]])
 
@@ -203,7 +203,8 @@ def gripper_closure(chain: Chain, q) -> jax.Array:
 def run(t1: float | None = None, out_dir=None, *, windows=WINDOWS, rtol: float = 1e-7, n_save: int = 221,
         gripper_order: int = 2, gripper_n_radial: int = 1, gripper_n_angular: int = 4, plots: bool = True,
         keep_trajectory: bool = False, pull_only: bool = True) -> dict:
-    """Simulate the three sub-tasks up to ``t1`` (default ``T₃`` = 5.5 s) and write the plots.
+    """Simulate the three sub-tasks up to ``t1`` (default ``T₃`` = 5.5 s) and write the plots: sub-task
+    (i) in one solve, (ii)–(iii) in a second from its final state (:meth:`HybridTask.phases`).
 
     Arguments:
         t1: end time [s] (shorter runs stop inside sub-task (i) or (ii)); must be positive.
@@ -236,10 +237,20 @@ def run(t1: float | None = None, out_dir=None, *, windows=WINDOWS, rtol: float =
                        gripper_n_angular=gripper_n_angular)
     ctrl = make_controller(chain, windows=windows, with_pd=t_end > windows[0])
     q0 = jnp.zeros(chain.nq).at[:6].set(jnp.asarray(Q_UR_START))
-    # the tendons match the PD's bending moments; the elongation takes what their pulls give
-    law = PullOnly(ctrl, chain, pulling=(6, 7, 8), match=(6, 7)) if pull_only and t_end > windows[0] else ctrl
-    traj, info = timed_simulate(chain, q0, jnp.zeros(chain.nq), t_end, control=law, n_save=n_save, rtol=rtol,
-                                atol=rtol / 10, step_control=STEP_CONTROL, solver=SOLVER)
+    first, second = ctrl.phases() if t_end > windows[0] else (ctrl, None)
+    # sub-task (i) alone, or each phase in its own solve; the tendons match the PD's bending moments,
+    # the elongation takes what their pulls give
+    law = PullOnly(second, chain, pulling=(6, 7, 8), match=(6, 7)) if pull_only and second is not None else second
+    k = max(1, round((n_save - 1) * windows[0] / t_end))  # saves in (i), the rest after T₁
+
+    def after_t1(t, q, qd):  # the steps just below the closed loop's stability limit (its -4.9e4 1/s mode)
+        radius = spectral_radius(chain, q, qd, t=t, control=law)
+        return dict(control=law, n_save=max(2, n_save - k), solver=SOLVERS[1], max_step=stable_step(SOLVERS[1], radius))
+
+    phases = [(t_end, dict(control=first, n_save=n_save, solver=SOLVERS[0]))] if second is None else \
+        [(windows[0], dict(control=first, n_save=k + 1, solver=SOLVERS[0])), (t_end, after_t1)]
+    traj, info = timed_phases(chain, q0, jnp.zeros(chain.nq), phases, rtol=rtol, atol=rtol / 10,
+                              step_control=STEP_CONTROL)
     check_finite(traj, NAME)
     ts, qs = np.asarray(traj.ts), np.asarray(traj.q)
     q_ref = np.asarray(jax.vmap(lambda t: ctrl.pfbl.reference(t)[0])(traj.ts))
@@ -256,45 +267,8 @@ def run(t1: float | None = None, out_dir=None, *, windows=WINDOWS, rtol: float =
     closure = np.asarray(gripper_closure(chain, traj.q))
     summary["final_gripper_closure"] = float(closure[-1])
     summary["final_tip_m"] = [float(x) for x in np.asarray(forward_kinematics(chain, traj.q[-1]))[-1, :3, 3]]
-    summary["files"] = _plots(chain, traj, q_ref, closure, windows, out) if plots else []
+    summary["files"] = hybrid_plots(chain, traj, q_ref, closure, windows, Q_SOFT_GOAL, out) if plots else []
     if keep_trajectory:
         summary["trajectory"] = traj
     summary["wall_s"] = time.perf_counter() - wall
     return summary
-
-
-def _plots(chain, traj, q_ref, closure, windows, out) -> list[str]:
-    plt = plotting._pyplot()
-    ts, qs, us = np.asarray(traj.ts), np.asarray(traj.q), np.asarray(traj.u)
-    fig, axs = plt.subplots(2, 2, figsize=(12, 7), sharex=True)
-    for i in range(6):
-        line, = axs[0, 0].plot(ts, qs[:, i], lw=1.4, label=f"q{i + 1}")
-        axs[0, 0].plot(ts, q_ref[:, i], ls="--", lw=1.0, color=line.get_color())
-    axs[0, 0].set(ylabel="UR10e joints [rad]", title="(i) joints (solid) vs cubic reference (dashed)")
-    for i, lab in enumerate(("κ_y [1/m]", "κ_z [1/m]", "10·v_x [-]")):
-        scale = 10.0 if i == 2 else 1.0
-        line, = axs[0, 1].plot(ts, scale * qs[:, 6 + i], lw=1.4, label=lab)
-        axs[0, 1].axhline(scale * Q_SOFT_GOAL[i], ls="--", lw=1.0, color=line.get_color())
-    axs[0, 1].plot(ts, qs[:, 9], lw=1.4, label="cavity a")
-    axs[0, 1].plot(ts, qs[:, 10], lw=1.4, label="stretch a")
-    axs[0, 1].set(ylabel="soft coordinates", title="(ii) segment vs set-point, (iii) gripper")
-    for i in range(6):
-        axs[1, 0].plot(ts, us[:, i], lw=1.2, label=f"τ{i + 1} [N m]")
-    for i in range(3):
-        axs[1, 0].plot(ts, us[:, 6 + i], lw=1.2, ls=":", label=f"T{i + 1} [N]")
-    axs[1, 0].set(xlabel="t [s]", ylabel="inputs", title="joint torques and tendon tensions")
-    axs[1, 1].plot(ts, us[:, 9] / 1e3, "k", lw=1.2, label="pressure [kPa]")
-    axs[1, 1].plot(ts, 100 * closure, "tab:red", lw=1.4, label="mouth closure [%]")
-    axs[1, 1].set(xlabel="t [s]", title="(iii) feed-forward pressure and gripper closure")
-    for ax in axs.ravel():
-        for w in windows[:2]:
-            ax.axvline(w, color="0.6", lw=0.8)
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7, ncol=3)
-    fig.tight_layout()
-    files = [out / "sim2_trajectories.png", out / "sim2_stroboscopic.png"]
-    fig.savefig(files[0], dpi=110)
-    plt.close(fig)
-    plt.close(plotting.plot_stroboscopic(chain, qs, n_frames=12, dims=3, title="hybrid arm: UR10e + segment + gripper",
-                                         path=files[1]))
-    return [str(f) for f in files]

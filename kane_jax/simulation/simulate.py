@@ -28,6 +28,7 @@ from . import _stored
 from ._control import _check_law, _evaluate_law, reads_state
 from ._fields import explicit_field, field_with_input, full_field, implicit_field, state_norm
 from ._saving import FirstStep, FixedStep, SavingSolver
+from ._steps import STEP_CONTROLS, largest_step, step_coefficients
 from .rosenbrock import Ros34PW2
 from .rosenbrock import vector_field as rosenbrock_field
 from .stabilized import StabilizedRK3, StabilizedRK4
@@ -45,13 +46,6 @@ SOLVERS: dict[str, Callable[[], diffrax.AbstractSolver]] = {
     "kencarp4": diffrax.KenCarp4,
     "ros34pw2": Ros34PW2,
 }
-
-# the step-size controllers by name: (pcoeff, icoeff, dcoeff) of diffrax's PIDController
-STEP_CONTROLS: dict[str, tuple[float, float, float]] = {
-    "integral": (0, 1, 0),  # diffrax's default: h ∝ (1/error)^(1/order)
-    "pi": (0.4, 0.3, 0.0),  # Hairer & Wanner's PI controller for stability-bound steps (diffrax's docs)
-}
-
 
 # --- the solve -----------------------------------------------------------------------------------
 
@@ -76,8 +70,9 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
         with_input = (own_saving and jumps is None and model_law and isinstance(solver, diffrax.AbstractERK)
                       and solver.tableau.fsal)
         pcoeff, icoeff, dcoeff = coefficients
+        max_step = tolerances[2] if len(tolerances) > 2 else None  # traced: new values do not recompile
         controller = diffrax.PIDController(rtol=tolerances[0], atol=tolerances[1], pcoeff=pcoeff, icoeff=icoeff,
-                                           dcoeff=dcoeff, dtmin=dtmin, force_dtmin=False,
+                                           dcoeff=dcoeff, dtmin=dtmin, force_dtmin=False, dtmax=max_step,
                                            jump_ts=jumps, step_ts=ts if with_input else None,
                                            norm=state_norm if with_input else optx.rms_norm)
         if own_saving and dt0 is not None:
@@ -113,23 +108,6 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
 _rollout = shared_leaves_jit(_rollout, merge_in_loops=lambda chain, y0, t0, t1, ts, law, *_: shared_arrays(chain, law))
 
 
-def _step_control(step_control: Any) -> tuple[float, float, float]:
-    if isinstance(step_control, str):
-        if step_control.lower() not in STEP_CONTROLS:
-            raise ValueError(f"`step_control` must be one of {sorted(STEP_CONTROLS)} or a tuple (pcoeff, icoeff, "
-                             f"dcoeff), got {step_control!r}.")
-        return STEP_CONTROLS[step_control.lower()]
-    if isinstance(step_control, (tuple, list)) and len(step_control) == 3 and all(
-            isinstance(c, (int, float, np.integer, np.floating)) and not isinstance(c, bool) for c in step_control):
-        coefficients = tuple(float(c) for c in step_control)
-        if not all(np.isfinite(c) and c >= 0 for c in coefficients) or coefficients[0] + coefficients[1] <= 0:
-            raise ValueError(f"`step_control` coefficients (pcoeff, icoeff, dcoeff) must be finite and >= 0 with "
-                             f"pcoeff + icoeff > 0, got {step_control!r}.")
-        return coefficients
-    raise TypeError(f"`step_control` must be a name or a tuple of three numbers (pcoeff, icoeff, dcoeff), got "
-                    f"{step_control!r}.")
-
-
 def _solver(solver, chain, y0, t0, t1, dt0, control) -> tuple[diffrax.AbstractSolver, str]:
     if solver is None or (isinstance(solver, str) and solver.lower() == "auto"):
         if not _eager() or any(isinstance(x, jax.core.Tracer) for x in (*y0, t0, t1, dt0)):
@@ -152,6 +130,7 @@ def simulate(
     saveat: Any = None, n_save: int = 201, solver: Any = None, dt0: float | None = None, rtol: float = 1e-6,
     atol: float = 1e-8, adaptive: bool = True, max_steps: int = 100_000, adjoint: Any = None,
     progress: bool = False, throw: bool = True, jump_ts: Any = None, step_control: Any = "integral",
+    max_step: float | None = None,
 ) -> Trajectory:
     """Integrate the chain's dynamics from ``(q0, q̇0)`` at ``t0`` to ``t1`` with diffrax.
 
@@ -203,6 +182,9 @@ def simulate(
             stability limit by stiff modes: paper ``003_…``'s closed loops, 17 % fewer steps;
             elsewhere up to 23 % more, ``docs/architecture.md``), or ``(pcoeff, icoeff, dcoeff)``
             of diffrax's ``PIDController``. Ignored with ``adaptive=False``.
+        max_step: the largest adaptive step [s] (diffrax's ``dtmax``), or None. Below the stability
+            limit of a mode that only needs damping (:func:`~kane_jax.simulation.stable_step`), the
+            error control no longer cycles between steps past the limit and rejected ones.
         adaptive: False for constant steps ``dt0``.
         max_steps: step budget; exceeding it is a failure (see ``throw``).
         adjoint: a diffrax adjoint, default ``RecursiveCheckpointAdjoint()``.
@@ -222,9 +204,9 @@ def simulate(
 
     Raises:
         ValueError: states of the wrong shape, a constant ``control`` of the wrong size, bad times,
-            an unknown ``step_control`` name or negative coefficients.
+            an unknown ``step_control`` name or negative coefficients, a ``max_step`` not positive.
         TypeError: unknown ``solver``, a control callable of the wrong arity, a ``step_control``
-            that is neither a name nor three numbers.
+            that is neither a name nor three numbers, a ``max_step`` that is not a number.
         SimulationError: (with ``throw=True``, called outside jit/vmap/grad) the solver fails, or a
             state is not finite; under a transformation, ``equinox.EquinoxRuntimeError``: the solver
             fails, or a state is not finite.
@@ -266,12 +248,14 @@ def simulate(
     slv, name = _solver(solver, chain, y0, t0_, t1_, None if adaptive else dt0, control)
     if adaptive:
         tolerances = (jnp.asarray(rtol, dtype=dtype), jnp.asarray(atol, dtype=dtype))  # traced: no recompile
+        cap = largest_step(max_step, dtype)
+        tolerances = tolerances if cap is None else (*tolerances, cap)
     else:
         if dt0 is None:
             raise ValueError("`dt0` must be given when `adaptive=False`.")
         tolerances = None
     max_steps = _checks.count(max_steps, "max_steps")
-    coefficients = _step_control(step_control)
+    coefficients = step_coefficients(step_control)
     if adjoint is None:
         adjoint = diffrax.RecursiveCheckpointAdjoint()
     meter = (diffrax.NoProgressMeter() if not progress else diffrax.TqdmProgressMeter()

@@ -101,3 +101,40 @@ def raise_on_failure(traj: Trajectory) -> Trajectory:
 
 class SimulationError(RuntimeError):
     """A simulation failed (raised by :func:`simulate` with ``throw=True``)."""
+
+
+def join(first: Trajectory, second: Trajectory) -> Trajectory:
+    """One trajectory from two consecutive solves (a task in phases: one solve per phase, each with
+    its own law and solver), the second started from the first's final state.
+
+    The second's first save (at the junction, where its law applies) replaces the first's last.
+    ``stats`` are summed, ``result`` is the first phase's where it failed and the second's
+    otherwise, ``nonfinite_at`` counts in the joined saves, and ``solver`` names both phases'.
+
+    Arguments:
+        first, second: trajectories of the same chain (``nq``, and ``m`` inputs), ``second.ts[0]``
+            equal to ``first.ts[-1]``; concrete (not batched).
+
+    Returns:
+        The joined :class:`Trajectory` (``len(first.ts) + len(second.ts) − 1`` saves).
+
+    Raises:
+        ValueError: shapes that differ, or a second phase that does not start where the first ends.
+    """
+    for name in ("q", "u"):
+        a, b = getattr(first, name), getattr(second, name)
+        if a.ndim != 2 or a.shape[1:] != b.shape[1:]:
+            raise ValueError(f"`second.{name}` must have the shape (T, {a.shape[1:]}) of `first.{name}`'s saves, got "
+                             f"{b.shape} and {a.shape}.")
+    if not float(second.ts[0]) == float(first.ts[-1]):
+        raise ValueError(f"`second` must start at `first`'s last save, t = {float(first.ts[-1])!r}; it starts at "
+                         f"t = {float(second.ts[0])!r}.")
+    n = first.ts.shape[0] - 1
+    cat = lambda a, b: jnp.concatenate([a[:-1], b])
+    failed = first.result != diffrax.RESULTS.successful
+    result = jax.tree.map(lambda a, b: jnp.where(failed, a, b), first.result, second.result)
+    stats = {k: first.stats[k] + second.stats[k] for k in first.stats}
+    bad = jnp.where(first.nonfinite_at >= 0, first.nonfinite_at,
+                    jnp.where(second.nonfinite_at >= 0, second.nonfinite_at + n, -1))
+    return Trajectory(cat(first.ts, second.ts), cat(first.q, second.q), cat(first.qd, second.qd),
+                      cat(first.u, second.u), result, stats, bad, f"{first.solver}, then {second.solver}")

@@ -191,3 +191,14 @@ def ident_robot(p):
                          jnp.diag(jnp.stack([4e-3 + 0 * m, 4e-3 + 0 * m, izz_c])), tip=tip)
     return kj.Chain([(kj.Revolute((0, 0, 1)), seg), (kj.Revolute((0, 0, 1)), link_)], gravity=(0.0, -9.81, 0.0),
                     actuators=[kj.JointMotor([0, 2], gains=jnp.stack([1.0 + 0 * m, p["gain"]]))])
+
+
+def kelvin_voigt_chain():
+    """A rigid link and a planar constant-curvature body whose Kelvin–Voigt damping puts a damped mode
+    near -1.8e4 1/s (tests/simulation/test_simulate.py's chain with 30 times its damping): the mode
+    that holds an explicit solver's steps."""
+    body = kj.RigidBody(0.3, com=(0.1, 0.0, 0.0), inertia=jnp.diag(jnp.array([1e-4, 1e-3, 1e-3])),
+                        tip=jnp.eye(4).at[0, 3].set(0.2))
+    soft = kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 2e5, 30.0, order=3, n_radial=1, n_angular=3)
+    joint = kj.Revolute((0.0, 0.0, 1.0), stiffness=0.5, damping=0.05)
+    return kj.Chain([(joint, body), (kj.Fixed(), soft)], gravity=(0.0, -9.81, 0.0))

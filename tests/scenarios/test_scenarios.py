@@ -90,6 +90,12 @@ def test_hybrid_task_switches_laws_at_the_windows():
     np.testing.assert_array_equal(task.jump_times, [2.0])
     inside_first = HybridTask(pfbl, None, jnp.asarray(2.0), jnp.asarray(4.0), jnp.asarray(-3e4), jnp.asarray(0.2))
     assert inside_first.jump_times is None  # a horizon inside sub-task (i): the PFBL throughout
+    # one solve per phase: each phase's law is the whole law on its window, and switches nothing
+    first, second = task.phases()
+    assert first.jump_times is None and second.jump_times is None
+    for t, row in zip(ts, want):
+        law = first if float(t) < 2.0 else second
+        np.testing.assert_allclose(np.asarray(law(t, q, qd)), row, rtol=1e-15, atol=1e-9)
 
 
 def test_pgc_scenario_energy_balance(tmp_path):

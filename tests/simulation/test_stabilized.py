@@ -9,6 +9,7 @@ import diffrax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from helpers import robots
 
 import kane_jax as kj
 from kane_jax.simulation.stabilized import StabilizedRK3, StabilizedRK4
@@ -93,13 +94,7 @@ def test_order_of_convergence_on_a_nonlinear_ode(method):
 
 @pytest.fixture(scope="module")
 def kelvin_voigt_chain():
-    # a rigid link and a planar constant-curvature body whose Kelvin–Voigt damping puts a damped mode
-    # near -1.8e4 1/s (as tests/simulation/test_simulate.py's chain with 30 times its damping)
-    link = kj.RigidBody(0.3, com=(0.1, 0.0, 0.0), inertia=jnp.diag(jnp.array([1e-4, 1e-3, 1e-3])),
-                        tip=jnp.eye(4).at[0, 3].set(0.2))
-    soft = kj.PlanarConstantCurvature(0.2, 0.02, 1000.0, 2e5, 30.0, order=3, n_radial=1, n_angular=3)
-    joint = kj.Revolute((0.0, 0.0, 1.0), stiffness=0.5, damping=0.05)
-    return kj.Chain([(joint, link), (kj.Fixed(), soft)], gravity=(0.0, -9.81, 0.0))
+    return robots.kelvin_voigt_chain()
 
 
 def test_fast_damped_mode_costs_fewer_evaluations_at_the_same_accuracy(kelvin_voigt_chain):
