@@ -30,7 +30,7 @@ import equinox as eqx
 import jax
 
 from ._dispatch import _eager
-from .xla_flags import without_loop_hoisting
+from .xla_flags import without_loop_hoisting, without_passes
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -62,8 +62,14 @@ def loop_merge_options() -> dict[str, str] | None:
     return without_loop_hoisting() if jax.default_backend() == "cpu" else None
 
 
-# LLVM's cheapest code generation: for a program called a few times, whose compile is most of its cost
-CHEAP_CODE = {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True}
+def cheap_code_options() -> dict:
+    """XLA:CPU's cheapest compile, for a program called a few times, whose compile is most of its cost: LLVM
+    without its expensive optimizations, and without the first of the two identical simplification pipelines
+    and the reshape mover (the test suite's choices, ``tests/conftest.py``: the same operations, less
+    optimized machine code). ``spectral_radius`` of ``003-sim2``'s closed loop: 10.5 → 8.7 s with the
+    last two, 12.8 s with none (pinned, 2026-12-05)."""
+    return {"xla_backend_optimization_level": 0, "xla_llvm_disable_expensive_passes": True,
+            **without_passes(("simplification", "reshape-mover"))}
 
 
 def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = None, cheap: bool = False) -> F:
@@ -78,7 +84,7 @@ def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = Non
             law's model terms and the forward dynamics'). Its own compiled program, cached apart.
             Only for calls outside any transformation: inside a caller's ``jit``, ``grad`` or
             ``vmap`` the caller's program decides (pass the options to its ``jax.jit``).
-        cheap: compile called programs (outside transformations, on the CPU) with :data:`CHEAP_CODE`.
+        cheap: compile called programs (outside transformations, on the CPU) with :func:`cheap_code_options`.
 
     Returns:
         The compiled function, same signature, docstring and results as ``eqx.filter_jit(fn)``.
@@ -98,15 +104,17 @@ def shared_leaves_jit(fn: F, *, merge_in_loops: Callable[..., bool] | None = Non
         return eqx.filter_jit(inner, compiler_options={"xla_disable_hlo_passes": disabled})
 
     @functools.cache
-    def cheaply():
-        return eqx.filter_jit(inner, compiler_options=CHEAP_CODE)
+    def cheaply(options: tuple):
+        return eqx.filter_jit(inner, compiler_options=dict(options))
 
     @functools.wraps(fn)
     def call(*args, **kwargs):
         dynamic, static = eqx.partition((args, kwargs), eqx.is_array)
         leaves, treedef = jax.tree.flatten(dynamic)
         unique, index = distinct_leaves(leaves)
-        jitted = cheaply() if cheap and _eager() and jax.default_backend() == "cpu" else plain
+        jitted = plain
+        if cheap and _eager() and jax.default_backend() == "cpu":
+            jitted = cheaply(tuple(sorted(cheap_code_options().items())))
         # compile options belong to a top-level program only: under a transformation (a caller's jit,
         # grad, vmap; also one that closes over concrete arrays) the caller's program decides (JAX
         # rejects them on a nested jit)

@@ -118,10 +118,14 @@ def without_loop_hoisting(current: str | None = None) -> dict[str, str]:
     Returns:
         ``{"xla_disable_hlo_passes": "<passes>,while-loop-invariant-code-motion"}``.
     """
+    return without_passes((LOOP_HOISTING_PASS,), current)
+
+
+def without_passes(names: tuple[str, ...], current: str | None = None) -> dict[str, str]:
+    """Compile options for one program that turn off the HLO passes ``names`` as well as those that
+    ``current`` (default ``$XLA_FLAGS``) turns off: ``{"xla_disable_hlo_passes": "<passes>"}``."""
     if current is None:
         current = os.environ.get("XLA_FLAGS", "")
     lists = [p[len(_DISABLED):] for p in current.split() if p.startswith(_DISABLED)]
     passes = [p for p in (lists[-1].split(",") if lists else []) if p]  # XLA reads the last occurrence
-    if LOOP_HOISTING_PASS not in passes:
-        passes.append(LOOP_HOISTING_PASS)
-    return {"xla_disable_hlo_passes": ",".join(passes)}
+    return {"xla_disable_hlo_passes": ",".join(passes + [n for n in names if n not in passes])}

@@ -132,3 +132,24 @@ def test_shared_arrays_means_the_same_array_objects():
     assert shared_arrays({"a": m, "b": 1.0}, _Law(m, 2.0))
     assert not shared_arrays({"a": m}, _Law(m + 0.0, 2.0))  # equal values, another array
     assert not shared_arrays(m, None) and not shared_arrays(m, lambda t: t)
+
+
+def test_cheap_code_keeps_the_callers_disabled_passes_and_the_numbers(monkeypatch):
+    from kane_jax._shared_jit import cheap_code_options
+    from kane_jax.xla_flags import without_passes
+
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_use_thunk_runtime=true --xla_disable_hlo_passes=hlo-verifier")
+    opts = cheap_code_options()
+    assert opts["xla_disable_hlo_passes"] == "hlo-verifier,simplification,reshape-mover"
+    assert opts["xla_backend_optimization_level"] == 0 and opts["xla_llvm_disable_expensive_passes"] is True
+    assert without_passes(("a", "hlo-verifier"), "--xla_disable_hlo_passes=hlo-verifier") == {
+        "xla_disable_hlo_passes": "hlo-verifier,a"}
+    # the same function compiled both ways: the same numbers (the chain's dynamics terms, 1e-14)
+    chain = kj.Chain([(kj.Revolute((0.0, 0.0, 1.0), stiffness=2.0), kj.RigidBody(0.5, com=(0.1, 0.0, 0.0))),
+                      (kj.Revolute((0.0, 1.0, 0.0)), kj.RigidBody(0.3, com=(0.2, 0.0, 0.0)))], gravity=(0, 0, -9.81))
+    terms = lambda c, q, v: dynamics_terms(c, q, v, gravity=c.gravity, tip=tip_wrench(None, None, q.dtype))  # noqa: E731
+    q, v = jnp.array([0.3, -0.4]), jnp.array([1.0, 2.0])
+    plain = shared_leaves_jit(terms)(chain, q, v)
+    cheap = shared_leaves_jit(terms, cheap=True)(chain, q, v)
+    for a, b in zip(plain, cheap):
+        np.testing.assert_allclose(b, a, rtol=1e-14, atol=1e-14)
