@@ -184,7 +184,8 @@ def simulate(
             of diffrax's ``PIDController``. Ignored with ``adaptive=False``.
         max_step: the largest adaptive step [s] (diffrax's ``dtmax``), or None. Below the stability
             limit of a mode that only needs damping (:func:`~kane_jax.simulation.stable_step`), the
-            error control no longer cycles between steps past the limit and rejected ones.
+            error control no longer cycles between steps past the limit and rejected ones. Ignored
+            with ``adaptive=False``.
         adaptive: False for constant steps ``dt0``.
         max_steps: step budget; exceeding it is a failure (see ``throw``).
         adjoint: a diffrax adjoint, default ``RecursiveCheckpointAdjoint()``.

@@ -37,8 +37,10 @@ Measured (paper ``003_…``'s closed loops through ``kane-jax run``, PI step con
 numbers in ``docs/architecture.md``, *A stabilized explicit solver*): Sim. 1 over its 4 s period
 Tsit5 9,230 steps and 19.4–19.9 s of run → ``StabilizedRK3`` 3,140 steps, 6.6–6.7 s; Sim. 2 (rtol
 1e-7) 52,383 steps, 19.2–19.7 s → ``StabilizedRK4`` 15,029 steps, 7.2–7.6 s; the scenarios' checks equal
-to 4 or more digits. Where accuracy, not a damped mode, sets the steps, Tsit5 (order 5) remains the
-better choice.
+to 4 or more digits. Since stop 88 Sim. 2's phase after T₁ caps the steps just below the limit
+(``simulate(max_step=…)``, :mod:`~kane_jax.simulation.spectral`): its error control cycled across it,
+a quarter of the steps rejected. Where accuracy, not a damped mode, sets the steps, Tsit5 (order 5)
+remains the better choice.
 """
 
 from __future__ import annotations
