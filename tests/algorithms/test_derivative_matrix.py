@@ -7,8 +7,9 @@ and a mixed chain (:func:`derivative_matrix.cases`), in forward and reverse mode
 rigid and generic chains); every joint type × 1 and 3 modules (and 2 behind fixed joints; prismatic joints
 with rigid bodies only) in both modes, with M, runs with ``-m slow``.
 
-Each body type runs in its own subprocess (``tests/helpers/derivative_matrix.py``), so an XLA check failure
-that kills the process is reported as a failing test naming the case, not as a dead worker.
+The cases run in a subprocess (``tests/helpers/derivative_matrix.py --serve``, one per test process, started
+again after it dies), so an XLA check failure that kills it is reported as a failing test naming the case,
+not as a dead worker.
 Reference: five-point central differences of the same jitted map (step 2e-4); the forward- and
 reverse-mode Jacobians must agree with them to 1e-6 relative to the largest entry (5e-6 for the
 mixed chain, see ``RTOL_KIND``), Hessians to 1e-5, and
@@ -19,8 +20,11 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 import pytest
@@ -35,17 +39,71 @@ RTOL = 1e-6
 RTOL_KIND = {"mixed": 5e-6}
 
 
+class _Worker:
+    """The process that runs the cases (``derivative_matrix.py --serve``), one per test process for all the
+    body types it is handed: its imports and JAX's start-up (≈ 2–3 s) are paid once, not per body type.
+    Started again after it dies, so a crash still fails only the body type it happened in."""
+
+    def __init__(self):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(WORKER.parents[1]), os.environ.get("PYTHONPATH", "")]))
+        self.stderr = tempfile.TemporaryFile(mode="w+")
+        self.proc = subprocess.Popen([sys.executable, str(WORKER), "--serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.stderr, text=True, env=env, bufsize=1)
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line.rstrip("\n"))
+        self.lines.put(None)  # end of output: the process ended
+
+    def request(self, args: list[str]) -> tuple[list[str], bool]:
+        """The lines answering ``args``, and whether the process finished them (False: it died)."""
+        self.proc.stdin.write(" ".join(args) + "\n")
+        self.proc.stdin.flush()
+        out = []
+        while True:
+            try:
+                line = self.lines.get(timeout=1500)
+            except queue.Empty:
+                self.proc.kill()
+                return out, False
+            if line is None or line == "DONE":
+                return out, line == "DONE"
+            out.append(line)
+
+    def error_tail(self) -> str:
+        self.proc.wait(timeout=60)
+        self.stderr.seek(0)
+        return self.stderr.read()[-3000:]
+
+
+_WORKER: list[_Worker] = []
+
+
 def _run(kind: str, *extra: str) -> list[dict]:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(WORKER.parents[1]), os.environ.get("PYTHONPATH", "")]))
-    proc = subprocess.run([sys.executable, str(WORKER), kind, *extra], capture_output=True, text=True, timeout=1500,
-                          env=env)
-    started = [ln.split(" ", 1)[1] for ln in proc.stdout.splitlines() if ln.startswith("START ")]
-    results = [json.loads(ln.split(" ", 1)[1]) for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
-    if proc.returncode != 0:
+    if not _WORKER or _WORKER[0].proc.poll() is not None:
+        _WORKER[:] = [_Worker()]
+    worker = _WORKER[0]
+    lines, finished = worker.request([kind, *extra])
+    started = [ln.split(" ", 1)[1] for ln in lines if ln.startswith("START ")]
+    results = [json.loads(ln.split(" ", 1)[1]) for ln in lines if ln.startswith("RESULT ")]
+    if not finished:
         case = started[-1] if started else "(before the first case)"
-        pytest.fail(f"the worker died (exit {proc.returncode}) in case {case}:\n{proc.stderr[-3000:]}")
+        _WORKER.clear()
+        tail = worker.error_tail()
+        pytest.fail(f"the worker died (exit {worker.proc.poll()}) in case {case}:\n{tail}")
     assert len(results) == len(started) and results
     return results
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _stop_worker():
+    yield
+    for worker in _WORKER:
+        worker.proc.stdin.close()  # its loop over requests ends
+        worker.proc.wait(timeout=60)
+    _WORKER.clear()
 
 
 HESSIAN_KINDS = ("pcc", "body")  # ID q-Hessians (forward over forward) as well

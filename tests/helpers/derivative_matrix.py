@@ -1,6 +1,7 @@
 """Worker of ``tests/algorithms/test_derivative_matrix.py``: q-derivatives of ID, M and FD for one body type.
 
-Run as ``python tests/helpers/derivative_matrix.py KIND [--hessian] [--all]``. For the cases of
+Run as ``python tests/helpers/derivative_matrix.py KIND [--hessian] [--all]``, or with ``--serve`` for one
+such request per line of its input (each answered by its lines and ``DONE``). For the cases of
 :func:`cases` (the default suite's set) or, with ``--all``, every joint type (fixed, revolute,
 prismatic, universal) × 1 and 3 identical modules (and 2 behind fixed joints), it compiles
 ``jit(jacfwd)`` and ``jit(jacrev)`` (:func:`derivative_programs`) of ``q ↦ (ID(q, q̇, q̈), FD(q, q̇, τ)[, M(q)])``, with
@@ -188,10 +189,8 @@ def run_case(kind: str, joint: str, count: int, *, hessian: bool, full: bool) ->
     return out
 
 
-def main(argv) -> int:
-    from kane_jax._gc import collect_less_often
-
-    collect_less_often()  # as tests/conftest.py does for the suite's own processes
+def run_kind(argv) -> None:
+    """The cases of one body type (``KIND [--hessian] [--all]``), a ``START`` and a ``RESULT`` line each."""
     kind, hessian = argv[0], "--hessian" in argv
     todo = cases(kind, full="--all" in argv)
     for joint, count in todo:
@@ -200,6 +199,20 @@ def main(argv) -> int:
         out = run_case(kind, joint, count, hessian=hessian, full="--all" in argv)
         print("RESULT " + json.dumps({"case": name, **out}), flush=True)
         jax.clear_caches()
+
+
+def main(argv) -> int:
+    from kane_jax._gc import collect_less_often
+
+    collect_less_often()  # as tests/conftest.py does for the suite's own processes
+    if argv[:1] != ["--serve"]:
+        run_kind(argv)
+        return 0
+    # one process for many body types (its imports and start-up paid once): a request per line on stdin,
+    # its cases' lines, then DONE
+    for line in sys.stdin:
+        run_kind(line.split())
+        print("DONE", flush=True)
     return 0
 
 
