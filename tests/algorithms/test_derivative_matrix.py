@@ -93,17 +93,23 @@ def _run(kind: str, *extra: str) -> list[dict]:
         _WORKER.clear()
         tail = worker.error_tail()
         pytest.fail(f"the worker died (exit {worker.proc.poll()}) in case {case}:\n{tail}")
+    if "--all" in extra:  # the slow run's long requests: a process each, as many cases as before in one process
+        _stop_workers()
     assert len(results) == len(started) and results
     return results
+
+
+def _stop_workers():
+    for worker in _WORKER:
+        worker.proc.stdin.close()  # its loop over requests ends
+        worker.proc.wait(timeout=60)
+    _WORKER.clear()
 
 
 @pytest.fixture(scope="module", autouse=True)
 def _stop_worker():
     yield
-    for worker in _WORKER:
-        worker.proc.stdin.close()  # its loop over requests ends
-        worker.proc.wait(timeout=60)
-    _WORKER.clear()
+    _stop_workers()
 
 
 HESSIAN_KINDS = ("pcc", "body")  # ID q-Hessians (forward over forward) as well
