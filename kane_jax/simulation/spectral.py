@@ -10,8 +10,8 @@ the limit (``docs/architecture.md``, *One solve per phase, steps below the limit
 step cap just below it keeps the mode damped and the error control on the slow motion.
 
 ``ρ`` comes from the nonlinear power method of the Runge–Kutta–Chebyshev codes (Sommeijer,
-Shampine & Verwer, *RKC: an explicit solver for parabolic PDEs*, 1998): ``v ← (f(y + δ v) − f(y)) / δ``, normalized, converges to the
-dominant eigenvector of ``∂f/∂y`` and ``‖v‖``'s growth to ``ρ``. It evaluates the field itself (the
+Shampine & Verwer, *RKC: an explicit solver for parabolic PDEs*, 1998): ``v ← (f(y + δ v) − f(y)) / δ``,
+normalized, converges to the dominant eigenvector of ``∂f/∂y`` and ``‖v‖``'s growth to ``ρ``. It evaluates the field itself (the
 law included, feedback and allocation), not its derivative: one compile of the primal field.
 """
 
