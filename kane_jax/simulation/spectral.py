@@ -11,8 +11,9 @@ step cap just below it keeps the mode damped and the error control on the slow m
 
 ``ρ`` comes from the nonlinear power method of the Runge–Kutta–Chebyshev codes (Sommeijer,
 Shampine & Verwer, *RKC: an explicit solver for parabolic PDEs*, 1998): ``v ← (f(y + δ v) − f(y)) / δ``,
-normalized, converges to the dominant eigenvector of ``∂f/∂y`` and ``‖v‖``'s growth to ``ρ``. It evaluates the field itself (the
-law included, feedback and allocation), not its derivative: one compile of the primal field.
+normalized, converges to the dominant eigenvector of ``∂f/∂y`` and ``‖v‖``'s growth to ``ρ``. It
+evaluates the field itself (the law included, feedback and allocation), not its derivative: one
+compile of the primal field.
 """
 
 from __future__ import annotations
