@@ -88,6 +88,17 @@ def _tainted_outputs(jaxpr, tainted_inputs: list[bool]) -> list[bool]:
     return [isinstance(v, Var) and v in tainted for v in jaxpr.outvars]
 
 
+def checked_control(control: Any, chain, dtype) -> Any:
+    """``control`` as :func:`kane_jax.simulate` takes it: None, a constant as an array of ``dtype``, or a
+    callable, checked on states of the chain's shape (:func:`_check_law`)."""
+    if control is None:
+        return None
+    if not callable(control):
+        control = jnp.asarray(control, dtype=dtype)
+    _check_law(control, chain.nu if chain.nu else chain.nq, chain.nq, dtype)
+    return control
+
+
 def _check_law(control, size: int, nq: int, dtype) -> None:
     t = jax.ShapeDtypeStruct((), dtype)
     x = jax.ShapeDtypeStruct((nq,), dtype)

@@ -25,7 +25,7 @@ from .._shared_jit import loop_merge_options, shared_arrays, shared_leaves_jit
 from .._types import Config
 from ..chain import Chain
 from . import _stored
-from ._control import _check_law, _evaluate_law, reads_state
+from ._control import _evaluate_law, checked_control, reads_state
 from ._fields import explicit_field, field_with_input, full_field, implicit_field, state_norm
 from ._saving import FirstStep, FixedStep, SavingSolver
 from ._steps import STEP_CONTROLS, largest_step, step_coefficients
@@ -242,10 +242,7 @@ def simulate(
                 raise ValueError(f"`saveat` times must be non-decreasing and inside [t0, t1] = [{float(t0_)}, "
                                  f"{float(t1_)}], got [{tsn[0]}, …, {tsn[-1]}].")
     size = chain.nu if chain.nu else chain.nq
-    if control is not None and not callable(control):
-        control = jnp.asarray(control, dtype=dtype)
-    if control is not None:
-        _check_law(control, size, chain.nq, dtype)
+    control = checked_control(control, chain, dtype)
     slv, name = _solver(solver, chain, y0, t0_, t1_, None if adaptive else dt0, control)
     if adaptive:
         tolerances = (jnp.asarray(rtol, dtype=dtype), jnp.asarray(atol, dtype=dtype))  # traced: no recompile

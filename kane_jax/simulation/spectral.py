@@ -26,7 +26,7 @@ import jax.numpy as jnp
 from .._shared_jit import shared_leaves_jit
 from .._types import Array, Config
 from ..chain import Chain
-from ._control import _check_law
+from ._control import checked_control
 from ._fields import full_field
 
 
@@ -89,11 +89,7 @@ def spectral_radius(chain: Chain, q: Config, qd: Config, *, t: float = 0.0, cont
     if not isinstance(iterations, int) or isinstance(iterations, bool) or iterations < 2:
         raise ValueError(f"`iterations` must be an int >= 2, got {iterations!r}.")
     dtype = jnp.result_type(q, qd, float)
-    size = chain.nu if chain.nu else chain.nq
-    if control is not None and not callable(control):
-        control = jnp.asarray(control, dtype=dtype)
-    if control is not None:
-        _check_law(control, size, chain.nq, dtype)
+    control = checked_control(control, chain, dtype)
     return _power_iteration_jit(chain, control, jnp.asarray(t, dtype), q.astype(dtype), qd.astype(dtype),
                                 iterations)
 
