@@ -124,7 +124,6 @@ def rng():
 # Tests excluded from the default (CI) run, each with its reason. They still run with `-m slow`.
 # "heavy": passes but too slow for a 2-core CI run; "fails": seen failing, with the measured gap.
 _NOT_DEFAULT = {
-    "tests/identification/test_identification.py::test_optax_simulation_error_loss": "heavy (passes, 549 s under load)",
     "tests/bodies/test_lvp.py::test_body_functions_smooth_at_rest":
         "heavy (37 s beside another worker) and subsumed by test_smooth_at_rest: ID, M and FD q-Hessians at rest "
         "contain those of the frame, the points and the internal force",
