@@ -33,7 +33,7 @@ def timed(fn, repeats):
         t0 = time.perf_counter()
         jax.block_until_ready(fn())
         runs.append(time.perf_counter() - t0)
-    return first, statistics.median(runs)
+    return first, statistics.median(runs) if runs else float("nan")
 
 
 def main(argv=None):
@@ -101,6 +101,18 @@ def main(argv=None):
     first, steady = timed(lambda: vg(inputs), args.repeats)
     print(f"| shooting (optax) | revolute + CC segment, 16 knots, 8 Tsit5 steps per knot (scan of 16 solves), RecursiveCheckpointAdjoint | "
           f"{first:.2f} | {1e3 * steady:.1f} |")
+
+    # the ID transcription: whole solves (transcribe compiles its programs per call)
+    from kane_jax.optimize import transcribe
+
+    def term(q, v):
+        return jnp.concatenate([(kj.tip_pose(arm, q)[:3, 3] - target)[:2], v])
+
+    for knots in (20, 40):
+        whole, _ = timed(lambda: transcribe(arm, jnp.zeros(2), jnp.zeros(2), 1.0, knots, terminal=term, outer=8,
+                                            inner_steps=40).knots, 0)
+        print(f"| direct transcription (ID, Levenberg–Marquardt), whole solve | same arm, K = {knots}, 8 outer × 40 "
+              f"LM steps | {whole:.2f} | – |")
 
     true = wr.TRUE_PARAMS
     ch = wr.ident_robot(true)
