@@ -124,7 +124,7 @@ def rng():
 # Tests excluded from the default (CI) run, each with its reason. They still run with `-m slow`.
 # "heavy": passes but too slow for a 2-core CI run; "fails": seen failing, with the measured gap.
 # Empty since 2026-12-05 (stop 89): the last three came back once they got faster — the ID transcription
-# (96.6 -> 19.3 s pinned, per-knot Jacobian blocks), the simulation-error fit (41.3 -> 31.9 s, every step
+# (96.6 -> 16.9 s pinned, per-knot Jacobian blocks), the simulation-error fit (41.3 -> 31.9 s, every step
 # stored for the adjoint) and the LVP body functions' smoothness at rest (7.5 s).
 _NOT_DEFAULT: dict[str, str] = {}
 
