@@ -74,7 +74,8 @@ def test_direct_transcription_with_id(arm, target):
 
 def test_knot_dynamics_structured_jacobian_equals_autodiff(arm, rng):
     """The transcription's dynamics residual differentiates through per-knot Jacobian blocks (its own
-    JVP rule); forward and reverse mode equal autodiff of the plain vmapped map ID − Aᵀu."""
+    JVP rule): its values and its reverse mode (the rule linearized and transposed, as in
+    Levenberg–Marquardt's jac="bwd") equal the plain vmapped map ID − Aᵀu and its forward-mode autodiff."""
     from kane_jax.optimize.collocation import knot_dynamics
 
     knots = 5
