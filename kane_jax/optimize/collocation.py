@@ -184,13 +184,20 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
             free = sol.value
         else:
             f = lambda x: 0.5 * jnp.sum(al_residual(x, (lam, rho_)) ** 2)
-            value_and_grad = optax.value_and_grad_from_state(f)
             state = inner.init(free)
+            # a line search (optax.lbfgs's) keeps the accepted point's value and gradient in its state:
+            # reused, not computed again; other optimizers (optax.adam) keep none and get them computed
+            stored = bool(optax.tree_utils.tree_get_all_with_path(state, "value"))
+            value_and_grad = (optax.value_and_grad_from_state(f) if stored
+                              else lambda x, state: jax.value_and_grad(f)(x))
 
             def body(carry, _):
                 x, st = carry
                 value, grad = value_and_grad(x, state=st)
-                upd, st = inner.update(grad, st, x, value=value, grad=grad, value_fn=f)
+                if isinstance(inner, optax.GradientTransformationExtraArgs):
+                    upd, st = inner.update(grad, st, x, value=value, grad=grad, value_fn=f)
+                else:
+                    upd, st = inner.update(grad, st, x)
                 return (optax.apply_updates(x, upd), st), None
 
             (free, _), _ = jax.lax.scan(body, (free, state), None, length=inner_steps)
