@@ -114,9 +114,15 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: optax.GradientTrans
     x = jax.tree.map(jnp.zeros_like, params0) if relative else params0
     objective = lambda x_: loss(to_params(x_))
 
+    # a line search (optax.lbfgs's, the default) keeps the accepted point's value and gradient in its
+    # state: the next iteration reuses them instead of evaluating the loss and its gradient again
+    stored = bool(optax.tree_utils.tree_get_all_with_path(optimizer.init(x), "value"))
+    value_and_grad = (optax.value_and_grad_from_state(objective) if stored
+                      else lambda x_, state: jax.value_and_grad(objective)(x_))
+
     def update(carry, _):
         x_, state = carry
-        value, grad = jax.value_and_grad(objective)(x_)
+        value, grad = value_and_grad(x_, state=state)
         if isinstance(optimizer, optax.GradientTransformationExtraArgs):
             upd, state = optimizer.update(grad, state, x_, value=value, grad=grad, value_fn=objective)
         else:
