@@ -116,7 +116,8 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: optax.GradientTrans
 
     # a line search (optax.lbfgs's, the default) keeps the accepted point's value and gradient in its
     # state: the next iteration reuses them instead of evaluating the loss and its gradient again
-    stored = bool(optax.tree_utils.tree_get_all_with_path(optimizer.init(x), "value"))
+    state0 = optimizer.init(x)
+    stored = bool(optax.tree_utils.tree_get_all_with_path(state0, "value"))
     value_and_grad = (optax.value_and_grad_from_state(objective) if stored
                       else lambda x_, state: jax.value_and_grad(objective)(x_))
 
@@ -136,5 +137,5 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: optax.GradientTrans
         (x_, _), values = jax.lax.scan(update, (x_, state), None, length=steps)
         return x_, jnp.concatenate([values, objective(x_)[None]])
 
-    x, losses = run(x, optimizer.init(x))
+    x, losses = run(x, state0)
     return FitResult(to_params(x), losses, eqx.debug.get_num_traces(run))
