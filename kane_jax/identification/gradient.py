@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import optax
 
 from .. import _checks
+from .. import _optax_step as optax_step
 from .._types import Array
 from ..chain import Chain
 from ..simulation.simulate import simulate
@@ -114,20 +115,14 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: optax.GradientTrans
     x = jax.tree.map(jnp.zeros_like, params0) if relative else params0
     objective = lambda x_: loss(to_params(x_))
 
-    # a line search (optax.lbfgs's, the default) keeps the accepted point's value and gradient in its
-    # state: the next iteration reuses them instead of evaluating the loss and its gradient again
+    # L-BFGS's line search keeps the accepted point's value and gradient: reused by the next iteration
     state0 = optimizer.init(x)
-    stored = bool(optax.tree_utils.tree_get_all_with_path(state0, "value"))
-    value_and_grad = (optax.value_and_grad_from_state(objective) if stored
-                      else lambda x_, state: jax.value_and_grad(objective)(x_))
+    value_and_grad = optax_step.value_and_grad(objective, state0)
 
     def update(carry, _):
         x_, state = carry
         value, grad = value_and_grad(x_, state=state)
-        if isinstance(optimizer, optax.GradientTransformationExtraArgs):
-            upd, state = optimizer.update(grad, state, x_, value=value, grad=grad, value_fn=objective)
-        else:
-            upd, state = optimizer.update(grad, state, x_)
+        upd, state = optax_step.update(optimizer, grad, state, x_, value=value, value_fn=objective)
         return (optax.apply_updates(x_, upd), state), value
 
     # the whole run is one lax.scan inside one compiled function: traced exactly once

@@ -31,6 +31,7 @@ import optax
 import optimistix as optx
 
 from .. import _checks
+from .. import _optax_step as optax_step
 from .._types import Array
 from ..algorithms._recursion import inverse_dynamics_kernel
 from ..algorithms.actuation import input_force
@@ -185,19 +186,12 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
         else:
             f = lambda x: 0.5 * jnp.sum(al_residual(x, (lam, rho_)) ** 2)
             state = inner.init(free)
-            # a line search (optax.lbfgs's) keeps the accepted point's value and gradient in its state:
-            # reused, not computed again; other optimizers (optax.adam) keep none and get them computed
-            stored = bool(optax.tree_utils.tree_get_all_with_path(state, "value"))
-            value_and_grad = (optax.value_and_grad_from_state(f) if stored
-                              else lambda x, state: jax.value_and_grad(f)(x))
+            value_and_grad = optax_step.value_and_grad(f, state)
 
             def body(carry, _):
                 x, st = carry
                 value, grad = value_and_grad(x, state=st)
-                if isinstance(inner, optax.GradientTransformationExtraArgs):
-                    upd, st = inner.update(grad, st, x, value=value, grad=grad, value_fn=f)
-                else:
-                    upd, st = inner.update(grad, st, x)
+                upd, st = optax_step.update(inner, grad, st, x, value=value, value_fn=f)
                 return (optax.apply_updates(x, upd), st), None
 
             (free, _), _ = jax.lax.scan(body, (free, state), None, length=inner_steps)

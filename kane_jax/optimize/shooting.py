@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import optax
 
 from .. import _checks
+from .. import _optax_step as optax_step
 from .._types import Array, Config
 from ..algorithms.kinematics import tip_pose
 from ..chain import Chain
@@ -143,11 +144,8 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
         # program (one gradient evaluation) instead of compiling the rollout a second time, which
         # took longer than ten iterations (notebook 02: 7.2 s of a 55 s run, 2026-11-26)
         (value, traj), grad = eqx.filter_value_and_grad(loss, has_aux=True)(inp)
-        if isinstance(optimizer, optax.GradientTransformationExtraArgs):  # e.g. optax.lbfgs's line search
-            updates, opt_state = optimizer.update(grad, opt_state, inp, value=value, grad=grad,
-                                                  value_fn=lambda x: loss(x)[0])
-        else:
-            updates, opt_state = optimizer.update(grad, opt_state, inp)
+        updates, opt_state = optax_step.update(optimizer, grad, opt_state, inp, value=value,
+                                               value_fn=lambda x: loss(x)[0])
         return eqx.apply_updates(inp, updates), opt_state, value, traj
 
     opt_state = optimizer.init(eqx.filter(inputs, eqx.is_array))
