@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -20,6 +19,7 @@ from .. import _checks
 from .. import _optax_step as optax_step
 from .._types import Array
 from ..chain import Chain
+from ..simulation._steps import every_step_stored
 from ..simulation.simulate import simulate
 from .linear import Samples, _check_samples, id_residual
 
@@ -82,7 +82,7 @@ def simulation_loss(build: Callable[[Any], Chain], ts, q_measured, inputs, *, qd
     def loss(params):
         traj = simulate(build(params), q_measured[0], qd0, t_end, t0=t_start, control=inputs,
                         saveat=ts, adaptive=False, dt0=step, solver=solver, max_steps=n_steps,
-                        adjoint=diffrax.RecursiveCheckpointAdjoint(checkpoints=n_steps))
+                        adjoint=every_step_stored(n_steps))
         return jnp.mean(jnp.sum((traj.q - q_measured) ** 2, axis=-1))
 
     return loss

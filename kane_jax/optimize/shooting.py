@@ -21,6 +21,7 @@ from .. import _optax_step as optax_step
 from .._types import Array, Config
 from ..algorithms.kinematics import tip_pose
 from ..chain import Chain
+from ..simulation._steps import every_step_stored
 from ..simulation.simulate import simulate
 from ..simulation.trajectory import Trajectory, first_nonfinite
 from .inputs import InputSequence
@@ -53,14 +54,14 @@ def rollout(chain: Chain, q0: Config, qd0: Config, inputs: InputSequence, *, sub
     if inputs.kind == "linear":
         steps = k * substeps + 8
         return simulate(chain, q0, qd0, inputs.t1, control=inputs, saveat=k + 1, adaptive=False, dt0=h / substeps,
-                        solver=solver, max_steps=steps, adjoint=_every_step_stored(steps))
+                        solver=solver, max_steps=steps, adjoint=every_step_stored(steps))
     q0 = chain.check_state(q0, "q0")
     qd0 = chain.check_state(qd0, "qd0")
 
     def interval(carry, u):
         q, qd, res = carry
         tr = simulate(chain, q, qd, h, control=u, saveat=2, adaptive=False, dt0=h / substeps,
-                      solver=solver, max_steps=substeps + 4, throw=False, adjoint=_every_step_stored(substeps + 4))
+                      solver=solver, max_steps=substeps + 4, throw=False, adjoint=every_step_stored(substeps + 4))
         res = diffrax.RESULTS.where(res == diffrax.RESULTS.successful, tr.result, res)  # keep the first failure
         return (tr.q[-1], tr.qd[-1], res), (tr.q[-1], tr.qd[-1], tr.stats["num_steps"])
 
@@ -71,14 +72,6 @@ def rollout(chain: Chain, q0: Config, qd0: Config, inputs: InputSequence, *, sub
     return Trajectory(jnp.linspace(0.0, inputs.t1, k + 1, dtype=q0.dtype), q_all, qd_all,
                       jnp.concatenate([inputs.values, inputs.values[-1:]]).astype(q0.dtype), result,
                       {"num_steps": jnp.sum(steps)}, first_nonfinite(q_all, qd_all))
-
-
-def _every_step_stored(max_steps: int) -> diffrax.RecursiveCheckpointAdjoint:
-    """The default adjoint (exact gradients of the computed steps) with a checkpoint at every step of a
-    fixed-step rollout (a few states each): its reverse pass recomputes nothing, and its program is
-    the smaller one. Notebook 02's shooting step (16 intervals × 8 steps, recommended flags, pinned,
-    2026-12-05, two runs): XLA compile 14.2 / 15.4 → 11.1 / 10.9 s, the same losses over 100 Adam steps."""
-    return diffrax.RecursiveCheckpointAdjoint(checkpoints=max_steps)
 
 
 def tip_reaching_cost(chain: Chain, target, *, effort: float = 1e-3, velocity: float = 1e-2) -> Callable:

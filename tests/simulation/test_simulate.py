@@ -78,7 +78,7 @@ def test_gradient_through_solve_matches_finite_differences():
     # one program for the gradient and the values the central differences need
     value_and_grad = jax.jit(jax.value_and_grad(loss, argnums=(0, 1)))
     gu, gq = value_and_grad(u, Q0)[1]
-    loss = lambda *args: value_and_grad(*args)[0]  # noqa: E731
+    value = lambda *args: value_and_grad(*args)[0]  # noqa: E731
     eps = 1e-5
     for x, g, arg in ((u, gu, 0), (Q0, gq, 1)):
         fd = []
@@ -88,7 +88,7 @@ def test_gradient_through_solve_matches_finite_differences():
             args_m = [u, Q0]
             args_p[arg] = x + e
             args_m[arg] = x - e
-            fd.append((loss(*args_p) - loss(*args_m)) / (2 * eps))
+            fd.append((value(*args_p) - value(*args_m)) / (2 * eps))
         # central differences: O(eps²) truncation plus solver noise ~ rtol/eps
         np.testing.assert_allclose(g, np.array(fd), rtol=1e-5, atol=1e-7)
 
