@@ -101,15 +101,17 @@ def test_tendons_within_identical_bodies_evaluate_together(rng):
     acts.insert(3, kj.Tendon([1, 2], [(0.0, 0.008), (0.0, 0.008)], order=3))
     chain = kj.Chain([(kj.Fixed(), _cc())] * 3, actuators=acts)
     q = jnp.asarray(rng.normal(size=chain.nq) * 0.3)
-    grouped = jax.jit(lambda x: work_coordinates(chain, x))(q)
-    alone = jnp.concatenate([a.work_coordinates(chain, q) for a in acts])
+    h = jax.jit(lambda x: work_coordinates(chain, x))
+    grouped = h(q)
+    # the per-actuator values and the forward-mode Jacobian over the whole chain: one compiled oracle
+    alone, jac = jax.jit(lambda x: (jnp.concatenate([a.work_coordinates(chain, x) for a in acts]),
+                                    jax.jacfwd(lambda y: work_coordinates(chain, y))(x)))(q)
     np.testing.assert_allclose(grouped, alone, rtol=1e-14, atol=1e-16)
     a = jax.jit(lambda x: kj.actuation_matrix(chain, x))(q)
-    np.testing.assert_allclose(a, _fd_jacobian(lambda x: np.asarray(work_coordinates(chain, x)), q).T,
-                               rtol=1e-6, atol=1e-10)
+    np.testing.assert_allclose(a, _fd_jacobian(lambda x: np.asarray(h(x)), q).T, rtol=1e-6, atol=1e-10)
     # the module-local blocks (Jacobians over each body's own coordinates, padded) equal the
     # forward-mode Jacobian over the whole chain
-    np.testing.assert_allclose(a, jax.jacfwd(lambda x: work_coordinates(chain, x))(q).T, rtol=1e-13, atol=1e-16)
+    np.testing.assert_allclose(a, jac.T, rtol=1e-13, atol=1e-16)
 
 
 def test_local_tendons_force_by_their_input_matrix(rng):
@@ -122,6 +124,7 @@ def test_local_tendons_force_by_their_input_matrix(rng):
     u = jnp.asarray(rng.uniform(0.5, 2.0, size=chain.nu))
     h = lambda x: work_coordinates(chain, x)  # noqa: E731
     a, force = jax.jit(lambda x, v: (kj.actuation_matrix(chain, x), kj.actuation_force(chain, x, v)))(q, u)
-    np.testing.assert_allclose(a, jax.jacfwd(h)(q).T, rtol=1e-13, atol=1e-16)
-    np.testing.assert_allclose(force, jax.vjp(h, q)[1](u)[0], rtol=1e-13, atol=1e-16)
+    jac, pulled = jax.jit(lambda x, v: (jax.jacfwd(h)(x), jax.vjp(h, x)[1](v)[0]))(q, u)  # the autodiff oracle
+    np.testing.assert_allclose(a, jac.T, rtol=1e-13, atol=1e-16)
+    np.testing.assert_allclose(force, pulled, rtol=1e-13, atol=1e-16)
     assert float(jnp.max(jnp.abs(force))) > 1e-3  # the joint and the bodies feel the pulls

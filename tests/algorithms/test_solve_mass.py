@@ -18,11 +18,19 @@ def _lapack(m, r):
     return jsl.cho_solve(jsl.cho_factor(m, lower=True), r)
 
 
-# compiled once per size (eagerly the unrolled factorization ran operation by operation)
-_fast_batched = jax.jit(jax.vmap(_cholesky.solve_mass))
-_lapack_batched = jax.jit(jax.vmap(_lapack))
-_fast_derivative = jax.jit(lambda m, r: jax.jacfwd(lambda x: _cholesky.solve_mass(0.5 * (x + x.T), r))(m))
-_lapack_derivative = jax.jit(lambda m, r: jax.jacfwd(lambda x: _lapack(0.5 * (x + x.T), r))(m))
+def _max_abs(x) -> float:
+    return float(np.max(np.abs(np.asarray(x))))
+
+
+@jax.jit
+def _unrolled_and_lapack(m, r, r2):
+    """Both solves of one size, batched over vector and matrix right-hand sides, and both derivatives
+    along symmetric perturbations, as one compiled program per size (separately, 6 programs and the
+    eager tolerance arithmetic per size took most of this test's 10 s; now the same operations in one)."""
+    d_fast = jax.jacfwd(lambda x: _cholesky.solve_mass(0.5 * (x + x.T), r2[0, :, 0]))(m[0])
+    d_ref = jax.jacfwd(lambda x: _lapack(0.5 * (x + x.T), r2[0, :, 0]))(m[0])
+    return ((jax.vmap(_cholesky.solve_mass)(m, r), jax.vmap(_lapack)(m, r)),
+            (jax.vmap(_cholesky.solve_mass)(m, r2), jax.vmap(_lapack)(m, r2)), (d_fast, d_ref))
 
 
 def test_unrolled_cholesky_equals_lapack():
@@ -30,16 +38,14 @@ def test_unrolled_cholesky_equals_lapack():
     for n in range(1, _cholesky.UNROLLED_CHOLESKY + 1):
         a = rng.normal(size=(4, n, n))
         m = jnp.asarray(a @ np.swapaxes(a, 1, 2) + n * np.eye(n))
-        for r in (jnp.asarray(rng.normal(size=(4, n))), jnp.asarray(rng.normal(size=(4, n, 3)))):
-            fast = _fast_batched(m, r)
-            ref = _lapack_batched(m, r)
-            np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12 * float(jnp.max(jnp.abs(ref))))
+        r_vec, r_mat = jnp.asarray(rng.normal(size=(4, n))), jnp.asarray(rng.normal(size=(4, n, 3)))
+        vec, mat, (d_fast, d_ref) = _unrolled_and_lapack(m, r_vec, r_mat)
+        for fast, ref in (vec, mat):
+            np.testing.assert_allclose(fast, ref, rtol=0, atol=1e-12 * _max_abs(ref))
         # derivative along symmetric perturbations of the matrix (what jacfwd of FD takes through
         # it: M and its tangents are symmetric; LAPACK's rule symmetrizes, the unrolled one reads
         # the lower triangle, so they differ only on non-symmetric directions)
-        d_fast = _fast_derivative(m[0], r[0, :, 0])
-        d_ref = _lapack_derivative(m[0], r[0, :, 0])
-        np.testing.assert_allclose(d_fast, d_ref, rtol=0, atol=1e-11 * float(jnp.max(jnp.abs(d_ref))))
+        np.testing.assert_allclose(d_fast, d_ref, rtol=0, atol=1e-11 * _max_abs(d_ref))
 
 
 def test_not_positive_definite_gives_nan():
@@ -60,19 +66,23 @@ def test_custom_jvp_is_the_derivative_of_the_unrolled_solve():
     truncation and round-off are ≈ 1e-10 at this step)."""
     rng = np.random.default_rng(11)
     h = 1e-3
+
+    @jax.jit
+    def stencil_fwd_rev(m0, r0, dm, dr):  # one compiled program per case (eagerly: ≈ 100 small ones each)
+        def f(t):
+            return _cholesky.solve_mass(m0 + t * dm, r0 + t * dr)
+
+        at = jax.vmap(f)(jnp.array([h, -h, 2 * h, -2 * h]))
+        ref = (8 * (at[0] - at[1]) - (at[2] - at[3])) / (12 * h)
+        return ref, jax.jvp(f, (0.0,), (1.0,))[1], jax.jacrev(f)(0.0)
+
     for n in (1, 4, _cholesky.UNROLLED_CHOLESKY):
         a = rng.normal(size=(n, n))
         m0 = jnp.asarray(a @ a.T + n * np.eye(n))
         for r0 in (jnp.asarray(rng.normal(size=n)), jnp.asarray(rng.normal(size=(n, 2)))):
             dm, dr = jnp.asarray(rng.normal(size=(n, n))), jnp.asarray(rng.normal(size=r0.shape))
-
-            def f(t, r0=r0, dm=dm, dr=dr, m0=m0):
-                return _cholesky.solve_mass(m0 + t * dm, r0 + t * dr)
-
-            ref = (8 * (f(h) - f(-h)) - (f(2 * h) - f(-2 * h))) / (12 * h)
-            fwd = jax.jvp(f, (0.0,), (1.0,))[1]
-            rev = jax.jacrev(f)(0.0)
-            scale = float(jnp.max(jnp.abs(ref)))
+            ref, fwd, rev = stencil_fwd_rev(m0, r0, dm, dr)
+            scale = _max_abs(ref)
             np.testing.assert_allclose(fwd, ref, rtol=0, atol=1e-8 * scale)
             np.testing.assert_allclose(rev, ref, rtol=0, atol=1e-8 * scale)
 
@@ -85,33 +95,32 @@ def test_rolled_cholesky_equals_lapack_with_derivatives():
     (stated: 1e-12 relative to the largest entry of the reference; measured ≤ 7e-16)."""
     rng = np.random.default_rng(7)
 
-    def close(a, b):
-        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * float(jnp.max(jnp.abs(b))))
-
     def fast(m, r):
         return _cholesky.solve_mass(0.5 * (m + m.T), r)
 
     def ref(m, r):
         return _lapack(0.5 * (m + m.T), r)
 
+    @jax.jit
+    def pairs(m, r, r2):  # (rolled, LAPACK) pairs of one size, one compiled program (≈ 20 programs before)
+        def both(make):
+            return make(fast), make(ref)
+
+        def energy(f):
+            return lambda t: jnp.sum(f(m[0] + t * m[1], r[0] + t * r[1]) ** 2)
+
+        rev_fast, rev_ref = both(lambda f: jax.jacrev(f, argnums=(0, 1))(m[0], r[0]))
+        return [both(lambda f: f(m[0], r[0])), both(lambda f: f(m[0], r2[0])), both(lambda f: jax.vmap(f)(m, r)),
+                both(lambda f: jax.vmap(f, (None, 0))(m[0], r2)), both(lambda f: jax.jacfwd(f)(m[0], r[0])),
+                (rev_fast[0], rev_ref[0]), (rev_fast[1], rev_ref[1]), both(lambda f: jax.vmap(jax.jacfwd(f))(m, r)),
+                both(lambda f: jax.grad(jax.grad(energy(f)))(0.3))]
+
     for n in (_cholesky.UNROLLED_CHOLESKY + 1, 18):
         a = rng.normal(size=(3, n, n))
         m = jnp.asarray(a @ np.swapaxes(a, 1, 2) + n * np.eye(n))
         r, r2 = jnp.asarray(rng.normal(size=(3, n))), jnp.asarray(rng.normal(size=(3, n, 2)))
-        close(jax.jit(fast)(m[0], r[0]), ref(m[0], r[0]))
-        close(jax.jit(fast)(m[0], r2[0]), ref(m[0], r2[0]))
-        close(jax.jit(jax.vmap(fast))(m, r), jax.vmap(ref)(m, r))
-        close(jax.jit(jax.vmap(fast, (None, 0)))(m[0], r2), jax.vmap(ref, (None, 0))(m[0], r2))
-        close(jax.jit(jax.jacfwd(fast))(m[0], r[0]), jax.jacfwd(ref)(m[0], r[0]))
-        for got, want in zip(jax.jit(jax.jacrev(fast, argnums=(0, 1)))(m[0], r[0]),
-                             jax.jacrev(ref, argnums=(0, 1))(m[0], r[0])):
-            close(got, want)
-        close(jax.jit(jax.vmap(jax.jacfwd(fast)))(m, r), jax.vmap(jax.jacfwd(ref))(m, r))
-
-        def energy(f, m=m, r=r):
-            return lambda t: jnp.sum(f(m[0] + t * m[1], r[0] + t * r[1]) ** 2)
-
-        close(jax.jit(jax.grad(jax.grad(energy(fast))))(0.3), jax.grad(jax.grad(energy(ref)))(0.3))
+        for got, want in pairs(m, r, r2):
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-12 * _max_abs(want))
 
 
 def _horner_rhs(x):

@@ -20,6 +20,9 @@ def _bvls_qp(quad, lin, lower, upper):
                       method="bvls", tol=1e-15).x
 
 
+_solve_box_qp = jax.jit(solve_box_qp)  # one compiled program per size and bound structure (eagerly ≈ 100 small ones)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 5])
 def test_box_qp_equals_bvls(n, rng):
     for trial in range(12):
@@ -29,8 +32,8 @@ def test_box_qp_equals_bvls(n, rng):
         lower = rng.uniform(-1.0, 0.5, size=n)
         upper = lower + rng.uniform(0.1, 2.0, size=n) if trial % 2 else None
         want = _bvls_qp(quad, lin, lower, upper)
-        got = solve_box_qp(jnp.asarray(quad), jnp.asarray(lin), jnp.asarray(lower),
-                           upper=None if upper is None else jnp.asarray(upper))
+        got = _solve_box_qp(jnp.asarray(quad), jnp.asarray(lin), jnp.asarray(lower),
+                            upper=None if upper is None else jnp.asarray(upper))
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-11 * max(1.0, np.abs(want).max()))
 
 
@@ -64,13 +67,12 @@ def test_exact_allocation_derivatives_match_central_differences():
     angles = np.deg2rad([0.0, 120.0, 240.0]) + 0.3
     a = jnp.asarray(0.015 * np.stack([np.cos(angles), np.sin(angles)], axis=1))
     tau = jnp.array([0.7, -0.4])
-    u = allocate_tensions(a, tau)
+    alloc = jax.jit(lambda t: allocate_tensions(a, t))
+    u = alloc(tau)
     assert float(jnp.min(u)) == 0.0 and float(jnp.max(u)) > 1.0
-    fwd = jax.jacfwd(lambda t: allocate_tensions(a, t))(tau)
-    rev = jax.jacrev(lambda t: allocate_tensions(a, t))(tau)
+    fwd, rev = jax.jit(lambda t: (jax.jacfwd(alloc)(t), jax.jacrev(alloc)(t)))(tau)
     h = 1e-6
-    diff = np.stack([(allocate_tensions(a, tau + h * e) - allocate_tensions(a, tau - h * e)) / (2 * h)
-                     for e in np.eye(2)], axis=1)
+    diff = np.stack([(alloc(tau + h * e) - alloc(tau - h * e)) / (2 * h) for e in np.eye(2)], axis=1)
     scale = np.abs(diff).max()
     np.testing.assert_allclose(fwd, diff, rtol=0, atol=1e-7 * scale)
     np.testing.assert_allclose(rev, diff, rtol=0, atol=1e-7 * scale)
@@ -110,10 +112,11 @@ def test_allocation_in_groups_differentiates_and_refuses_bad_groups(rng):
     a, groups = _three_bodies(rng)
     tau = jnp.asarray(rng.normal(size=14))
 
+    @jax.jit
     def alloc(t):
         return allocate_tensions(jnp.asarray(a), t, blocks=groups)
 
-    fwd, rev = jax.jacfwd(alloc)(tau), jax.jacrev(alloc)(tau)
+    fwd, rev = jax.jit(lambda t: (jax.jacfwd(alloc)(t), jax.jacrev(alloc)(t)))(tau)
     h = 1e-6
     diff = np.stack([(alloc(tau + h * e) - alloc(tau - h * e)) / (2 * h) for e in np.eye(14)], axis=1)
     scale = np.abs(diff).max()
