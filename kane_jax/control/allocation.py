@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 import qpax
 
+from .._dispatch import entry_jit
 from .._types import Array, Float
 from ._box_qp import EXACT_MAX, solve_box_qp
 
@@ -97,25 +98,32 @@ def allocate_tensions(
         raise ValueError(f"force: expected shape ({n},) to match matrix {a.shape}, got {tau.shape}")
     if not weight > 0:
         raise ValueError(f"weight: expected a positive number, got {weight!r}")
-    groups = None if blocks is None else _check_blocks(blocks, a, nu, n)
+    groups = None if blocks is None else tuple(_check_blocks(blocks, a, nu, n))
 
-    def bound(x, name):
-        x = jnp.broadcast_to(jnp.asarray(x, dtype=a.dtype), (nu,)) if jnp.ndim(x) == 0 else jnp.asarray(x, a.dtype)
-        if x.shape != (nu,):
-            raise ValueError(f"{name}: expected a scalar or shape ({nu},), got {x.shape}")
-        return x
+    def bound(x, name):  # an array (a Python number would be a static argument of the compiled solve)
+        if np.ndim(x) != 0 and np.shape(x) != (nu,):
+            raise ValueError(f"{name}: expected a scalar or shape ({nu},), got {np.shape(x)}")
+        return jnp.asarray(x, dtype=a.dtype)
 
     lo = bound(minimum, "minimum")
-    p = lo if pretension is None else bound(pretension, "pretension")
+    p = None if pretension is None else bound(pretension, "pretension")
+    hi = None if maximum is None else bound(maximum, "maximum")
+    if hi is not None and not any(isinstance(x, jax.core.Tracer) for x in (lo, hi)):
+        # concrete bounds checked here; traced ones are the caller's responsibility
+        if np.any(np.asarray(hi) < np.asarray(lo)):
+            raise ValueError(f"maximum: must be >= minimum, got maximum {hi} and minimum {lo}")
+    return _allocate(a, tau, lo, p, hi, groups=groups, weight=float(weight), tol=float(tol)).astype(out_dtype)
+
+
+@entry_jit
+def _allocate(a: Array, tau: Array, minimum, pretension, maximum, *, groups, weight: float, tol: float) -> Array:
+    """:func:`allocate_tensions`' solve of checked arguments, one compiled program per structure when called
+    eagerly (op by op, its first call compiled ≈ 100 small programs), a nested ``jit`` inside a caller's."""
+    nu = a.shape[0]
+    lo = jnp.broadcast_to(jnp.asarray(minimum, dtype=a.dtype), (nu,))
+    p = lo if pretension is None else jnp.broadcast_to(jnp.asarray(pretension, dtype=a.dtype), (nu,))
+    hi = None if maximum is None else jnp.broadcast_to(jnp.asarray(maximum, dtype=a.dtype), (nu,))
     eye = jnp.eye(nu, dtype=a.dtype)
-    hi = None
-    if maximum is not None:
-        hi = bound(maximum, "maximum")
-        try:
-            if bool(jnp.any(hi < lo)):
-                raise ValueError(f"maximum: must be >= minimum, got maximum {hi} and minimum {lo}")
-        except jax.errors.ConcretizationTypeError:  # traced bounds: the caller's responsibility
-            pass
     # ½ uᵀ Q u + cᵀ u with Q = 2 (A Aᵀ + w I), c = −2 (A τ + w p)
     # w is relative to the smallest non-zero eigenvalue of A Aᵀ: the residual comes first in every
     # direction the inputs reach, however ill-conditioned A is (a tendon's bending lever is ~100x
@@ -139,14 +147,16 @@ def allocate_tensions(
     size = jnp.maximum(jnp.linalg.norm(tau) / jnp.sqrt(smallest), jnp.max(jnp.abs(jnp.concatenate([p, lo]))))
     size = jax.lax.stop_gradient(jnp.where(size > 0, size, jnp.sqrt(jnp.finfo(a.dtype).tiny)))
     if groups is not None and max(len(inputs) for inputs, _ in groups) <= EXACT_MAX:
-        return (size * _solve_blocks(groups, quad, lin / size, lo / size, None if hi is None else hi / size,
-                                     nu)).astype(out_dtype)
+        return size * _solve_blocks(groups, quad, lin / size, lo / size, None if hi is None else hi / size,
+                                    nu)
     if nu <= EXACT_MAX:  # a segment's few tendons: every active set at once, exact, loop-free (_box_qp.py)
         v = solve_box_qp(quad, lin / size, lo / size, upper=None if hi is None else hi / size)
     else:  # qpax's inequality rows: −v ≤ −lo (and v ≤ hi)
         g, h = (-eye, -lo) if hi is None else (jnp.concatenate([-eye, eye]), jnp.concatenate([-lo, hi]))
         v = _solve_qp(quad, lin / size, g, h / size, tol)
-    return (size * v).astype(out_dtype)
+    return size * v
+
+
 
 
 def _check_blocks(blocks, a: Array, nu: int, n: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -115,3 +117,17 @@ def test_integer_matrix_keeps_a_fractional_force():
     assert jnp.issubdtype(u.dtype, jnp.floating)
     np.testing.assert_allclose(a.T @ np.asarray(u), tau, atol=1e-8)
     np.testing.assert_allclose(u, allocate_tensions(a.astype(float), tau), atol=1e-12)
+
+
+def test_eager_calls_reuse_one_compiled_solve(caplog):
+    # called eagerly (a notebook, a script), the solve is one compiled program per problem structure:
+    # new matrices, forces and bounds run it again without compiling (op by op, its first call had
+    # compiled ≈ 100 small programs and every call dispatched as many operations); the same tensions
+    # as inside a caller's jit
+    a = np.array([[1.0, 0.2], [-1.0, 0.1], [0.3, 1.0]])
+    allocate_tensions(a, np.array([1.0, 2.0]), maximum=5.0)
+    with caplog.at_level(logging.WARNING), jax.log_compiles(True):
+        u = allocate_tensions(1.1 * a, np.array([-1.0, 0.5]), maximum=4.0)
+    assert not [r for r in caplog.records if "Finished XLA compilation" in r.getMessage()]
+    inside = jax.jit(lambda m, t: allocate_tensions(m, t, maximum=4.0))(1.1 * a, np.array([-1.0, 0.5]))
+    np.testing.assert_allclose(u, inside, rtol=0, atol=1e-12 * float(np.max(np.abs(inside))))
