@@ -11,13 +11,12 @@ batched over leading axes (the rod's sections).
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
 
 from ._exp_poses import bending_coefficients, bending_pose, planar_coefficients, planar_pose
 from ._jets import PoseJet, compose
+from ._kernel_jit import kernel_jit
 from ._right_jacobian import (
     apply_blocks,
     generators,
@@ -57,7 +56,7 @@ def _generators_and_curvature(rate, coefficients, omega: Array, d_omega: Array, 
     return coef, gen, curvature(vel, dvel)
 
 
-@functools.partial(jax.jit, static_argnames=("columns", "buffered"))
+@kernel_jit(static_argnames=("columns", "buffered"))
 def exp_jet(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | None = None, *,
             columns: tuple[int, ...] | None = None, buffered: bool = True) -> PoseJet:
     """Closed-form jet of ``exp(Ω(q))`` for a twist ``Ω`` of ``q`` (batched over leading axes).
@@ -123,7 +122,7 @@ def _compose_shared(a: PoseJet, b: PoseJet, qd: Config | None) -> PoseJet:
     return jet._replace(gen=jet.gen[:n] + jet.gen[n:])
 
 
-@jax.jit
+@kernel_jit
 def product_jets(omega: Array, d_omega: Array, qd: Config | None, dd_omega: Array | None) -> tuple[PoseJet, PoseJet]:
     """Closed-form jets of a product of exponentials ``X_h = exp(Ω₀) exp(Ω₁) ⋯ exp(Ω_K)`` (a Magnus
     integration of a rod's backbone over ``K + 1`` steps, all twists functions of the same ``q``)
@@ -183,7 +182,7 @@ def _planar_rate(coef, omega: Array, eta: Array) -> Array:
     return jnp.stack([z, z, e_th, nx, ny, z], -1)
 
 
-@jax.jit
+@kernel_jit
 def planar_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     """:func:`exp_jet` for planar twists ``Ω = (0, 0, θ, v_x, v_y, 0)`` (SE(2) inside SE(3)).
 
@@ -217,7 +216,7 @@ def _bending_rate(coef, omega: Array, eta: Array) -> Array:
                       a * e_l + c * ell * m, b * (ell * e_r - r * e_l), b * (p * e_l - ell * e_p)], -1)
 
 
-@jax.jit
+@kernel_jit
 def bending_exp_jet(omega: Array, d_omega: Array, qd: Config | None) -> PoseJet:
     """:func:`exp_jet` for bending-and-stretch twists ``Ω = (0, ω_y, ω_z, ℓ, 0, 0)``.
 
