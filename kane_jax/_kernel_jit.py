@@ -23,8 +23,8 @@ def kernel_jit(fn: F | None = None, **options: Any) -> F:
     JAX transforms a nested ``jit`` by re-tracing its program at every level (``jvp_jaxpr``,
     ``batch_jaxpr``, and the custom JVP rules of its series once more per level); inline, each operation
     passes through the stack once. Measured (2026-12-05, pinned, the tests' XLA flags): the full q-Hessian
-    (``jacfwd(jacfwd(·))``) of the ID of two planar CC segments and a learned body traces in 4.7–4.8 s
-    inline against 7.4–7.8 s nested, of its FD in 4.6 against 6.5–6.8 s, the same XLA compile; but one
+    (``jacfwd(jacfwd(·))``) of the ID of two planar CC segments and a learned body traces in 4.6–4.8 s
+    inline against 7.4–7.8 s nested, of its FD in 4.5–4.8 against 6.5–6.8 s, the same XLA compile; but one
     level (the derivative matrix's ``jacfwd`` of a PCS rod's ID and FD) traced in 0.95–1.05 s inline
     against 0.78–0.88 s nested. The small kernels (``_small``, ``lie``) stay nested everywhere: inline
     under the Hessian as well, its trace shrank by another 0.4 s but its lowering grew by as much.
@@ -51,15 +51,18 @@ def kernel_jit(fn: F | None = None, **options: Any) -> F:
 
 def _derivative_depth() -> int:
     """How many differentiation levels (forward-mode ``JVPTrace``s, reverse mode's ``LinearizeTrace``s) the
-    current trace stack holds (0 where JAX's private names moved)."""
+    current trace stack holds above a ``jit`` being staged; 0 where the stack runs eagerly (an ``EvalTrace``
+    below it: inline code would execute operation by operation) or where JAX's private names moved."""
     trace = getattr(getattr(_jax_core, "trace_ctx", None), "trace", None)
+    if len(_STAGING_TRACES) != 2:
+        return 0
     depth = 0
     for _ in range(64):
         if trace is None or isinstance(trace, _STAGING_TRACES):
             break
         depth += isinstance(trace, _DIFFERENTIATING_TRACES)
         trace = getattr(trace, "parent_trace", None)
-    return depth
+    return depth if isinstance(trace, _STAGING_TRACES[1]) else 0
 
 
 _DIFFERENTIATING_TRACES = tuple(t for t in (getattr(_jax_ad, "JVPTrace", None),

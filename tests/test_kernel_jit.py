@@ -42,7 +42,8 @@ def test_exp_jet_nested_to_first_order_inline_beyond():
     assert "planar_exp_jet" not in _nested_jits(second)
     # the rule counts differentiation levels, not batching ones
     depths = []
-    jax.jacfwd(jax.vmap(jax.jacrev(lambda x: depths.append(_derivative_depth()) or jnp.sum(x ** 3))))(jnp.ones((2, 3)))
+    jax.make_jaxpr(jax.jacfwd(jax.vmap(jax.jacrev(lambda x: depths.append(_derivative_depth()) or jnp.sum(x ** 3)))))(
+        jnp.ones((2, 3)))
     assert depths == [2]
 
     # the same jet either way: the inline Hessian against the nested one's own second derivative
@@ -56,3 +57,20 @@ def test_exp_jet_nested_to_first_order_inline_beyond():
     inline = jax.jit(jax.hessian(pose))(omega)
     nested = jax.jit(jax.jacfwd(jax.jit(jax.jacfwd(pose))))(omega)
     np.testing.assert_allclose(inline, nested, rtol=0, atol=1e-13 * float(jnp.max(jnp.abs(nested))))
+
+
+def test_eager_second_derivatives_keep_the_compiled_jet():
+    # under an eager jax.hessian (no jit around it) the jet stays one compiled program: inline, it would
+    # run operation by operation; the same numbers as the staged Hessian
+    omega, d_omega = jnp.array([0.0, 0.0, 0.4, 0.1, -0.2, 0.0]), jnp.eye(6)[2:5]
+    depths = []
+
+    def pose(x):
+        depths.append(_derivative_depth())
+        jet = planar_exp_jet(x, d_omega, None)
+        return jnp.concatenate([jet.rot.ravel(), jet.trans])
+
+    eager = jax.hessian(pose)(omega)
+    assert depths == [0]
+    staged = jax.jit(jax.hessian(pose))(omega)
+    np.testing.assert_allclose(eager, staged, rtol=0, atol=1e-13 * float(jnp.max(jnp.abs(staged))))

@@ -157,8 +157,6 @@ def _allocate(a: Array, tau: Array, minimum, pretension, maximum, *, groups, wei
     return size * v
 
 
-
-
 def _check_blocks(blocks, a: Array, nu: int, n: int) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
     """``blocks`` as tuples of ints, checked: a partition of the inputs, distinct components, and (for
     a concrete ``matrix``) zeros outside the groups."""
