@@ -10,7 +10,7 @@ import jax
 from jax._src import core as _jax_core
 from jax._src.interpreters import ad as _jax_ad
 
-from ._dispatch import _STAGING_TRACES, _eager
+from ._dispatch import _STAGING_TRACES, _bottom_trace, _eager
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -52,17 +52,19 @@ def kernel_jit(fn: F | None = None, **options: Any) -> F:
 def _derivative_depth() -> int:
     """How many differentiation levels (forward-mode ``JVPTrace``s, reverse mode's ``LinearizeTrace``s) the
     current trace stack holds above a ``jit`` being staged; 0 where the stack runs eagerly (an ``EvalTrace``
-    below it: inline code would execute operation by operation) or where JAX's private names moved."""
+    below it, :func:`~kane_jax._dispatch._bottom_trace`: inline code would execute operation by operation)
+    or where JAX's private names moved."""
     trace = getattr(getattr(_jax_core, "trace_ctx", None), "trace", None)
-    if len(_STAGING_TRACES) != 2:
+    if trace is None or len(_STAGING_TRACES) != 2:
+        return 0
+    bottom = _bottom_trace(trace)
+    if not isinstance(bottom, _STAGING_TRACES[1]):
         return 0
     depth = 0
-    for _ in range(64):
-        if trace is None or isinstance(trace, _STAGING_TRACES):
-            break
+    while trace is not bottom:
         depth += isinstance(trace, _DIFFERENTIATING_TRACES)
-        trace = getattr(trace, "parent_trace", None)
-    return depth if isinstance(trace, _STAGING_TRACES[1]) else 0
+        trace = trace.parent_trace
+    return depth
 
 
 _DIFFERENTIATING_TRACES = tuple(t for t in (getattr(_jax_ad, "JVPTrace", None),
