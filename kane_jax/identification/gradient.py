@@ -116,6 +116,7 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: optax.GradientTrans
     objective = lambda x_: loss(to_params(x_))
 
     # L-BFGS's line search keeps the accepted point's value and gradient: reused by the next iteration
+    # (the initial point's stored before the loop, so that the loop evaluates them only in the line search)
     state0 = optimizer.init(x)
     value_and_grad = optax_step.value_and_grad(objective, state0)
 
@@ -129,8 +130,10 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: optax.GradientTrans
     @eqx.debug.assert_max_traces(max_traces=1)
     @eqx.filter_jit
     def run(x_, state):
-        (x_, _), values = jax.lax.scan(update, (x_, state), None, length=steps)
-        return x_, jnp.concatenate([values, objective(x_)[None]])
+        state = optax_step.seeded(objective, state, x_)
+        (x_, state), values = jax.lax.scan(update, (x_, state), None, length=steps)
+        # the final point's loss: kept by a line search's state, evaluated otherwise
+        return x_, jnp.concatenate([values, optax_step.value(objective, state, x_)[None]])
 
     x, losses = run(x, state0)
     return FitResult(to_params(x), losses, eqx.debug.get_num_traces(run))
