@@ -121,6 +121,7 @@ def id_recursion(chain, terms: ModuleTerms, qdd: Config | None, base_acc: Vec3, 
         return out, (out, f, tau, pi)
 
     _, (motion, f, tau, pi) = scan_modules(forward, FrameMotion(z, z, base_acc.astype(dtype)), (terms, rows))
+    tip = Wrench(tip.force.astype(dtype), tip.torque.astype(dtype))  # the backward scan's carry, in the terms' dtype
     base, (gen, wrench) = _backward(terms, f, tau, pi, tip, terms.internal)
     return InverseDynamicsResult(chain_vector(chain, gen), motion, wrench, base)
 
@@ -186,8 +187,8 @@ def inverse_dynamics_kernel(chain, q: Config, qd: Config | None, qdd: Config | N
 
     ``qd=None``: ``q̇ = 0`` without tracing the velocity terms (configuration-only jets), the static
     generalized forces ``ID(q, 0, q̈)`` of the statics and equilibria."""
-    dtype = q.dtype if qd is None else jnp.result_type(q, qd)
     g = chain.gravity if gravity is None else gravity
+    dtype = jnp.result_type(q, g) if qd is None else jnp.result_type(q, qd, g)
     tip = tip_wrench(None, None, dtype) if tip is None else tip
     terms = chain_terms(chain, q, qd, internal=internal)
     return id_recursion(chain, terms, qdd, -jnp.asarray(g, dtype), tip).tau

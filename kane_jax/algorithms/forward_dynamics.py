@@ -22,7 +22,7 @@ def _forward_dynamics(chain, q: Config, qd: Config, tau: Config, gravity, tip_fo
     qd = chain.check_state(qd, "qd")
     tau = chain.check_state(tau, "tau")
     g = check_gravity(chain, gravity)
-    dtype = jnp.result_type(q, qd, tau)
+    dtype = jnp.result_type(q, qd, tau, g)  # the chain's precision too (its gravity): float32 states of a float64 chain
     return forward_dynamics_kernel(chain, q, qd, tau, gravity=g, tip=tip_wrench(tip_force, tip_torque, dtype))
 
 
