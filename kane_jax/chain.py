@@ -13,6 +13,7 @@ from typing import Any
 
 import equinox as eqx
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from . import _checks
@@ -160,9 +161,12 @@ class Chain(eqx.Module):
         return slice(o, o + self.layout.module_nq[i])
 
     def check_state(self, x: Any, name: str) -> Array:
-        """Validate a configuration-sized vector (shape ``(nq,)``)."""
+        """Validate a configuration-sized vector (shape ``(nq,)``), in the chain's precision where that is higher
+        (float32 states of a float64 chain: every algorithm, integrator and solver then works in float64, as
+        JAX's promotion of their products with the chain's parameters would)."""
         arr = _checks.as_float_array(x, name)
         if arr.shape != (self.nq,):
             hint = " (use jax.vmap for batches)" if arr.ndim == 2 and arr.shape[-1] == self.nq else ""
             raise ValueError(f"`{name}` must have shape ({self.nq},) for this chain, got shape {arr.shape}{hint}.")
-        return arr
+        dtype = jnp.promote_types(arr.dtype, self.gravity.dtype)
+        return arr if dtype == arr.dtype else arr.astype(dtype)

@@ -134,3 +134,17 @@ print(repr(np.asarray(arm.module(0)[0].axis).tolist()), repr(np.asarray(body.tip
     assert lines[0] == "0", proc.stdout
     axis = np.asarray(jnp.asarray([0.3, 0.4, 0.5]) / jnp.linalg.norm(jnp.asarray([0.3, 0.4, 0.5])))
     assert lines[1] == f"{axis.tolist()!r} {np.eye(3).tolist()!r}"
+
+
+def test_states_take_the_chains_precision():
+    """``check_state``: a float32 state of a float64 chain (x64 on) is promoted to float64, value for value; a
+    float32 chain keeps float32 states; a float64 state is returned as given (no operation)."""
+    chain = kj.Chain([(kj.Revolute((0, 0, 1)), kj.RigidBody(1.0, (0.2, 0.0, 0.0)))])
+    q32 = jnp.array([0.1], jnp.float32)
+    q = chain.check_state(q32, "q")
+    assert q.dtype == jnp.float64 and float(q[0]) == float(q32[0])
+    q64 = jnp.array([0.1])
+    assert chain.check_state(q64, "q") is q64
+    with jax.enable_x64(False):
+        c32 = kj.Chain([(kj.Revolute((0, 0, 1)), kj.RigidBody(1.0, (0.2, 0.0, 0.0)))])
+        assert c32.check_state(jnp.array([0.1], jnp.float32), "q").dtype == jnp.float32

@@ -42,6 +42,19 @@ def test_energy_conserved_without_damping_or_input():
     assert float(jnp.ptp(traj.q[:, 0])) > 0.2
 
 
+def test_float32_initial_state_of_a_float64_chain_is_simulated_in_float64():
+    """float32 initial states (x64 on, the chain in float64) are taken in the chain's precision: the same
+    trajectory as from the same values in float64 (the solve compiled above, reused). They crashed before:
+    diffrax's buffers are made in the state's dtype and the vector field returned float64."""
+    chain = hybrid()
+    q32 = Q0.astype(jnp.float32)
+    traj32 = kj.simulate(chain, q32, ZERO.astype(jnp.float32), 5.0, rtol=1e-10, atol=1e-12, n_save=51)
+    traj = kj.simulate(chain, q32.astype(jnp.float64), ZERO, 5.0, rtol=1e-10, atol=1e-12, n_save=51)
+    assert traj32.q.dtype == jnp.float64 and bool(traj32.success)
+    np.testing.assert_array_equal(traj32.q, traj.q)
+    np.testing.assert_array_equal(traj32.qd, traj.qd)
+
+
 def newton_equilibrium(chain, u, q):
     # independent statics: Newton on ID(q, 0, 0) = u with the Jacobian by jax.jacfwd (003 eq. 55)
     res = eqx.filter_jit(lambda c, x: kj.inverse_dynamics(c, x, jnp.zeros_like(x), jnp.zeros_like(x)) - u)
