@@ -63,7 +63,7 @@ def _fd_implicit_jvp(primals, tangents, *, internal):
 
 
 def _resolve(chain, q, qd, force, gravity, tip):
-    g = chain.gravity if gravity is None else gravity
+    g = jnp.asarray(chain.gravity if gravity is None else gravity)
     dtype = jnp.result_type(q, qd, force, g)  # a float64 chain's gravity is not rounded to float32 states
     g = jnp.asarray(g, dtype)
     return g, tip_wrench(None, None, dtype) if tip is None else tip

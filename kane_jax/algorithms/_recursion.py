@@ -187,7 +187,7 @@ def inverse_dynamics_kernel(chain, q: Config, qd: Config | None, qdd: Config | N
 
     ``qd=None``: ``q̇ = 0`` without tracing the velocity terms (configuration-only jets), the static
     generalized forces ``ID(q, 0, q̈)`` of the statics and equilibria."""
-    g = chain.gravity if gravity is None else gravity
+    g = jnp.asarray(chain.gravity if gravity is None else gravity)
     dtype = jnp.result_type(q, g) if qd is None else jnp.result_type(q, qd, g)
     tip = tip_wrench(None, None, dtype) if tip is None else tip
     terms = chain_terms(chain, q, qd, internal=internal)
