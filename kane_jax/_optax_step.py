@@ -17,41 +17,28 @@ def _keeps_value(state: Any) -> bool:
     return len(values) == 1 and len(grads) == 1 and grads[0][1] is not None
 
 
-def seeded(f: Callable, state: Any, x: Any) -> Any:
-    """``state`` with ``f(x)`` and ``∇f(x)`` stored where the optimizer keeps a value and gradient (``optax.lbfgs``'s
-    zoom line search keeps the accepted point's), ``state`` itself otherwise.
+def seeded(f: Callable, state: Any, x: Any) -> tuple[Any, Callable]:
+    """The optimizer's initial ``state`` ready for a loop, and the loop's ``(x, state) ↦ (f(x), ∇f(x))``.
 
-    Seeded before the first iteration, every iteration reads them from the state (:func:`value_and_grad`):
-    the loop's program holds the objective's value and gradient only where the line search evaluates them,
-    not a third time in ``optax.value_and_grad_from_state``'s fallback branch for a state that holds none.
+    Where the state keeps a value and gradient (``optax.lbfgs``'s zoom line search keeps the accepted point's),
+    ``f(x)`` and ``∇f(x)`` are stored in it here, before the loop, and every iteration reads them from the state:
+    the loop's program holds the objective's value and gradient only where the line search evaluates them, not a
+    third time in ``optax.value_and_grad_from_state``'s fallback branch for a state that holds none. Otherwise
+    (``optax.adam`` keeps none) the state is returned as it is and each iteration computes them. One function
+    returns both, so that a loop cannot read a state that was never seeded.
 
     Arguments:
         f: the scalar objective. state: the optimizer's initial state. x: the initial point.
 
     Returns:
-        The state, with ``value`` and ``grad`` at ``x`` where it keeps them (in its own dtypes).
+        ``(state, value_and_grad)``: the state (with ``value`` and ``grad`` at ``x``, in its own dtypes, where it
+        keeps them) and a function of ``(x, state)`` like ``optax.value_and_grad_from_state(f)``.
     """
     if not _keeps_value(state):
-        return state
+        return state, lambda x, state: jax.value_and_grad(f)(x)
     value, grad = jax.value_and_grad(f)(x)
-    return optax.tree.cast_like(optax.tree.set(state, value=value, grad=grad), other_tree=state)
-
-
-def value_and_grad(f: Callable, state: Any) -> Callable:
-    """``(x, state) ↦ (f(x), ∇f(x))``: read from a :func:`seeded` optimizer's ``state`` where a line search
-    keeps the accepted point's value and gradient (``optax.lbfgs``'s zoom line search: the next iteration
-    need not evaluate them again), computed otherwise (``optax.adam`` keeps none).
-
-    Arguments:
-        f: the scalar objective. state: an initial state of the optimizer (its structure decides); where it
-            keeps a value, the loop's state must be :func:`seeded`.
-
-    Returns:
-        A function of ``(x, state)`` like ``optax.value_and_grad_from_state(f)``.
-    """
-    if _keeps_value(state):
-        return lambda x, state: (optax.tree.get(state, "value"), optax.tree.get(state, "grad"))
-    return lambda x, state: jax.value_and_grad(f)(x)
+    state = optax.tree.cast_like(optax.tree.set(state, value=value, grad=grad), other_tree=state)
+    return state, lambda x, state: (optax.tree.get(state, "value"), optax.tree.get(state, "grad"))
 
 
 def value(f: Callable, state: Any, x: Any) -> Any:

@@ -27,9 +27,7 @@ STEPS = 25
 @jax.jit
 def seeded_run(x):
     optimizer = optax.lbfgs()
-    state = optimizer.init(x)
-    value_and_grad = optax_step.value_and_grad(objective, state)
-    state = optax_step.seeded(objective, state, x)
+    state, value_and_grad = optax_step.seeded(objective, optimizer.init(x), x)
 
     def body(carry, _):
         x, state = carry
@@ -73,8 +71,9 @@ def test_optimizer_without_a_stored_value_evaluates_the_objective():
     optimizer = optax.adam(1e-2)
     x = X0
     state = optimizer.init(x)
-    assert optax_step.seeded(objective, state, x) is state  # nothing to seed
-    value, grad = optax_step.value_and_grad(objective, state)(x, state=state)
+    seeded, value_and_grad = optax_step.seeded(objective, state, x)
+    assert seeded is state  # nothing to seed
+    value, grad = value_and_grad(x, state=state)
     ref_value, ref_grad = jax.value_and_grad(objective)(x)
     assert float(value) == float(ref_value)
     assert float(jnp.max(jnp.abs(grad - ref_grad))) == 0.0

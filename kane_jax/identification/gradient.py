@@ -115,25 +115,24 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: optax.GradientTrans
     x = jax.tree.map(jnp.zeros_like, params0) if relative else params0
     objective = lambda x_: loss(to_params(x_))
 
-    # L-BFGS's line search keeps the accepted point's value and gradient: reused by the next iteration
-    # (the initial point's stored before the loop, so that the loop evaluates them only in the line search)
-    state0 = optimizer.init(x)
-    value_and_grad = optax_step.value_and_grad(objective, state0)
-
-    def update(carry, _):
-        x_, state = carry
-        value, grad = value_and_grad(x_, state=state)
-        upd, state = optax_step.update(optimizer, grad, state, x_, value=value, value_fn=objective)
-        return (optax.apply_updates(x_, upd), state), value
-
     # the whole run is one lax.scan inside one compiled function: traced exactly once
     @eqx.debug.assert_max_traces(max_traces=1)
     @eqx.filter_jit
     def run(x_, state):
-        state = optax_step.seeded(objective, state, x_)
+        # L-BFGS's line search keeps the accepted point's value and gradient: reused by the next iteration
+        # (the initial point's stored before the loop, so that the loop evaluates them only in the line search)
+        state, value_and_grad = optax_step.seeded(objective, state, x_)
+
+        def update(carry, _):
+            x_, state = carry
+            value, grad = value_and_grad(x_, state=state)
+            upd, state = optax_step.update(optimizer, grad, state, x_, value=value, value_fn=objective)
+            return (optax.apply_updates(x_, upd), state), value
+
         (x_, state), values = jax.lax.scan(update, (x_, state), None, length=steps)
         # the final point's loss: kept by a line search's state, evaluated otherwise
         return x_, jnp.concatenate([values, optax_step.value(objective, state, x_)[None]])
 
+    state0 = optimizer.init(x)
     x, losses = run(x, state0)
     return FitResult(to_params(x), losses, eqx.debug.get_num_traces(run))

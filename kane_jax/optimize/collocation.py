@@ -185,9 +185,7 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
             free = sol.value
         else:
             f = lambda x: 0.5 * jnp.sum(al_residual(x, (lam, rho_)) ** 2)
-            state = inner.init(free)
-            value_and_grad = optax_step.value_and_grad(f, state)
-            state = optax_step.seeded(f, state, free)
+            state, value_and_grad = optax_step.seeded(f, inner.init(free), free)
 
             def body(carry, _):
                 x, st = carry
