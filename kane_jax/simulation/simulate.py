@@ -22,6 +22,7 @@ import optimistix as optx
 from .. import _checks
 from .._dispatch import _eager
 from .._shared_jit import loop_merge_options, shared_arrays, shared_leaves_jit
+from .._tangents import with_tangent_where
 from .._types import Config
 from ..chain import Chain
 from . import _stored
@@ -91,6 +92,8 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
         saveat = diffrax.SaveAt(t1=True, solver_state=True)
     else:
         saveat = diffrax.SaveAt(ts=ts)
+    # differentiated: the state's tangent from the first step, so JAX traces the loop's JVP once (_tangents.py)
+    y0 = with_tangent_where(y0, (chain, control))
     sol = diffrax.diffeqsolve(
         terms, solver, t0, t1, dt0, y0, args=(chain, control), saveat=saveat,
         stepsize_controller=controller, adjoint=adjoint, max_steps=max_steps, throw=throw, progress_meter=meter)
