@@ -7,7 +7,9 @@ import functools
 import jax
 import jax.numpy as jnp
 import numpy as np
+from helpers.robots import rigid_arm
 
+import kane_jax as kj
 from kane_jax._tangents import with_tangent_where
 
 X0 = jnp.array([1.0, -2.0])
@@ -74,3 +76,15 @@ def test_identity_where_nothing_is_differentiated():
     np.testing.assert_array_equal(with_tangent_where(x, {"k": jnp.array([3.0]), "n": 2}), x)
     assert with_tangent_where(x, {"n": 2, "i": jnp.array([1, 2])}) is x  # no floating anchor: nothing added
     np.testing.assert_array_equal(jax.jacfwd(lambda y: with_tangent_where(y, jnp.array([3.0])))(x), np.eye(2))
+
+
+
+def test_simulate_gives_its_solve_the_wrapper():
+    """Wired into ``simulate``: its solve's program holds the wrapper (whose effect the tests above count; the
+    solve's own derivative passes have no public probe; ``test_simulate``'s gradients check the numbers)."""
+    def loss(g):
+        traj = kj.simulate(rigid_arm(2, gravity=g), jnp.array([0.3, -0.2]), jnp.zeros(2), 0.05, adaptive=False,
+                           dt0=0.01, solver="tsit5", saveat=3)
+        return jnp.sum(traj.q[-1] ** 2)
+
+    assert "_identity" in str(jax.make_jaxpr(loss)(jnp.array([0.0, -9.81, 0.0])))

@@ -11,7 +11,6 @@ import numpy as np
 
 from .. import _checks
 from .._dispatch import _eager
-from .._tangents import with_tangent_where
 from ..simulation._saving import FirstStep, SavingSolver
 
 
@@ -22,7 +21,6 @@ def _solve(vector_field, y0, ts, rtol, atol, solver, max_steps, throw):
     term = diffrax.ODETerm(lambda t, y, args: vector_field(t, y))
     saving = SavingSolver(solver, ts)
     controller = FirstStep(diffrax.PIDController(rtol=rtol, atol=atol), (ts[-1] - ts[0]) * 1e-4)
-    y0 = with_tangent_where(y0, vector_field)  # differentiated: the loop's JVP traced once (_tangents.py)
     sol = diffrax.diffeqsolve(
         term, saving, ts[0], ts[-1], None, y0, saveat=diffrax.SaveAt(t1=True, solver_state=True),
         stepsize_controller=controller, max_steps=max_steps, throw=throw,
