@@ -103,7 +103,9 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
         chain: the chain (its parameters are held fixed). q0, qd0: initial state ``(nq,)``.
         cost: ``cost(traj, inputs) -> scalar``, e.g. :func:`tip_reaching_cost`.
         inputs: the initial :class:`InputSequence` (shape of the decision variables).
-        optimizer: an optax transformation, default ``optax.adam(1e-2)``.
+        optimizer: an optax transformation, default ``optax.adam(1e-2)``. One whose state keeps its line
+            search's accepted point (``optax.lbfgs``) runs the rollout and its gradient only in that line search
+            (seeded at the initial inputs), and the final trajectory in a rollout of its own.
         steps: optimizer iterations. substeps, solver: as in :func:`rollout`.
 
     Returns:
@@ -131,17 +133,30 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
         traj = rollout(chain, q0, qd0, inp, substeps=substeps, solver=solver)
         return cost(traj, inp), traj
 
-    @eqx.filter_jit
-    def step(inp, opt_state):
-        # the trajectory comes out as the loss's auxiliary output, so the final rollout reuses this
-        # program (one gradient evaluation) instead of compiling the rollout a second time, which
-        # took longer than ten iterations (notebook 02: 7.2 s of a 55 s run, 2026-11-26)
-        (value, traj), grad = eqx.filter_value_and_grad(loss, has_aux=True)(inp)
-        updates, opt_state = optax_step.update(optimizer, grad, opt_state, inp, value=value,
-                                               value_fn=lambda x: loss(x)[0])
-        return eqx.apply_updates(inp, updates), opt_state, value, traj
+    def value_of(inp):
+        return loss(inp)[0]
 
     opt_state = optimizer.init(eqx.filter(inputs, eqx.is_array))
+    # a line search's state (optax.lbfgs) keeps the accepted point's cost and gradient: seeded here at the
+    # initial inputs and read by every step, so that the rollout and its gradient run only in the line search
+    # (with the loss evaluated at the top of each step as well, every iteration ran them once more)
+    stored = optax_step.keeps_value(opt_state)
+    if stored:
+        opt_state = eqx.filter_jit(lambda inp, state: optax_step.seed(value_of, state, inp))(inputs, opt_state)
+    read = optax_step.reader(value_of, opt_state)
+
+    @eqx.filter_jit
+    def step(inp, opt_state):
+        if stored:
+            (value, grad), traj = read(inp, opt_state), None
+        else:
+            # the trajectory comes out as the loss's auxiliary output, so the final rollout reuses this
+            # program (one gradient evaluation) instead of compiling the rollout a second time, which
+            # took longer than ten iterations (notebook 02: 7.2 s of a 55 s run, 2026-11-26)
+            (value, traj), grad = eqx.filter_value_and_grad(loss, has_aux=True)(inp)
+        updates, opt_state = optax_step.update(optimizer, grad, opt_state, inp, value=value, value_fn=value_of)
+        return eqx.apply_updates(inp, updates), opt_state, value, traj
+
     losses = []
     for k in range(steps):
         new, opt_state, value, _ = step(inputs, opt_state)
@@ -154,6 +169,9 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
                 f"for this chain's stiffest mode: raise `substeps` (now {substeps}) or pass an implicit `solver`.")
         inputs = new
         losses.append(value)
-    _, _, value, final = step(inputs, opt_state)  # the optimized inputs' cost and trajectory (update unused)
+    if stored:  # the optimized inputs' cost and trajectory: the rollout alone (no gradient, no line search)
+        value, final = eqx.filter_jit(loss)(inputs)
+    else:  # the step's program (its update unused)
+        _, _, value, final = step(inputs, opt_state)
     losses.append(value)
     return ShootingResult(inputs, final, jnp.stack(losses))
