@@ -18,6 +18,7 @@ import optax
 
 from .. import _checks
 from .. import _optax_step as optax_step
+from .. import _optimistix_steps as optimistix_steps
 from .._types import Array, Config
 from ..algorithms.kinematics import tip_pose
 from ..chain import Chain
@@ -105,12 +106,16 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
         inputs: the initial :class:`InputSequence` (shape of the decision variables).
         optimizer: an optax transformation, default ``optax.adam(1e-2)``. One whose state keeps its line
             search's accepted point (``optax.lbfgs``) runs the rollout and its gradient only in that line search
-            (seeded at the initial inputs), and the final trajectory in a rollout of its own.
-        steps: optimizer iterations. substeps, solver: as in :func:`rollout`.
+            (seeded at the initial inputs), and the final trajectory in a rollout of its own. Or an optimistix
+            minimiser (e.g. ``optimistix.LBFGS(rtol, atol)``): one rollout and its gradient per step, once in its
+            program.
+        steps: optimizer iterations (optax), or steps after the first (optimistix). substeps, solver: as in
+            :func:`rollout`.
 
     Returns:
         :class:`ShootingResult` ``(inputs, trajectory, losses)`` with ``losses`` of shape
-        ``(steps + 1,)`` (cost before each update and after the last).
+        ``(steps + 1,)`` (cost before each update and after the last; an optimistix minimiser's: the cost at the
+        accepted inputs after each step, ``losses[0]`` the initial inputs').
 
     Raises:
         ValueError: states of the wrong shape, inputs whose width is not the chain's input size,
@@ -136,6 +141,8 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
     def value_of(inp):
         return loss(inp)[0]
 
+    if optimistix_steps.is_minimiser(optimizer):
+        return _with_minimiser(loss, optimizer, inputs, steps, substeps)
     opt_state = optimizer.init(eqx.filter(inputs, eqx.is_array))
     # a line search's state (optax.lbfgs) keeps the accepted point's cost and gradient: seeded here at the
     # initial inputs and read by every step, so that the rollout and its gradient run only in the line search
@@ -160,13 +167,7 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
     losses = []
     for k in range(steps):
         new, opt_state, value, _ = step(inputs, opt_state)
-        if not (bool(jnp.isfinite(value)) and all(bool(jnp.all(jnp.isfinite(x))) for x in
-                                                  jax.tree.leaves(eqx.filter(new, eqx.is_array)))):
-            h = inputs.t1 / (inputs.n_intervals * substeps)
-            raise FloatingPointError(
-                f"shooting: the cost or its gradient is not finite at iteration {k} (cost {float(value)}); "
-                f"the rollout's fixed step h = {h:.3g} s is probably beyond the solver's stability limit "
-                f"for this chain's stiffest mode: raise `substeps` (now {substeps}) or pass an implicit `solver`.")
+        _check_finite(k, value, new, inputs, substeps)
         inputs = new
         losses.append(value)
     if stored:  # the optimized inputs' cost and trajectory: the rollout alone (no gradient, no line search)
@@ -175,3 +176,32 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
         _, _, value, final = step(inputs, opt_state)
     losses.append(value)
     return ShootingResult(inputs, final, jnp.stack(losses))
+
+
+def _with_minimiser(loss: Callable, solver, inputs: InputSequence, steps: int, substeps: int) -> ShootingResult:
+    """:func:`shooting` with an optimistix minimiser: ``steps + 1`` of its steps (each one rollout and its
+    gradient, :func:`kane_jax._optimistix_steps.stepper`), one compiled program called per step, then the final
+    inputs' rollout; ``losses`` the cost at the accepted inputs after each step (``losses[0]`` the initial
+    inputs')."""
+    carry, advance = optimistix_steps.stepper(lambda inp: loss(inp)[0], solver, inputs)
+    advance = eqx.filter_jit(advance)
+    records, done = [], []
+    for k in range(steps + 1):
+        new = advance(carry)
+        _check_finite(k, new[3], new[0], carry[0], substeps)
+        carry = new
+        records.append(carry[3])
+        done.append(carry[2])
+    value, final = eqx.filter_jit(loss)(carry[0])  # the accepted inputs' cost and trajectory (the rollout alone)
+    losses = optimistix_steps.accepted_losses(jnp.stack(records), jnp.stack(done), value)
+    return ShootingResult(carry[0], final, losses)
+
+
+def _check_finite(k: int, value, new: InputSequence, inputs: InputSequence, substeps: int) -> None:
+    if not (bool(jnp.isfinite(value)) and all(bool(jnp.all(jnp.isfinite(x))) for x in
+                                              jax.tree.leaves(eqx.filter(new, eqx.is_array)))):
+        h = inputs.t1 / (inputs.n_intervals * substeps)
+        raise FloatingPointError(
+            f"shooting: the cost or its gradient is not finite at iteration {k} (cost {float(value)}); "
+            f"the rollout's fixed step h = {h:.3g} s is probably beyond the solver's stability limit "
+            f"for this chain's stiffest mode: raise `substeps` (now {substeps}) or pass an implicit `solver`.")

@@ -6,6 +6,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+import optimistix as optx
 import pytest
 
 import kane_jax as kj
@@ -88,6 +89,30 @@ def test_shooting_with_lbfgs_runs_the_rollout_only_in_its_line_search():
     check = rollout(arm, z, z, res.inputs, substeps=2, solver=solver)
     np.testing.assert_allclose(res.trajectory.q, check.q, rtol=1e-13, atol=1e-15)
     assert abs(float(res.losses[-1]) - float(base(check, res.inputs))) <= 1e-15 * float(res.losses[-1])
+
+
+def test_shooting_with_an_optimistix_minimiser_steps_as_optimistix_minimise():
+    """An optimistix minimiser through ``shooting``: its steps (one rollout and gradient each) reach the point that
+    ``optimistix.minimise`` (the oracle: optimistix's own loop) reaches in as many steps, to 1e-12, with costs that
+    never increase and the final trajectory the final inputs' rollout."""
+    arm = wr.rigid_arm(n=1)
+    cost = tip_reaching_cost(arm, jnp.array([0.2, -0.3, 0.0]), effort=1e-3)
+    init, z, solver = InputSequence(jnp.full((3, 1), 0.5), 0.3, kind="zoh"), jnp.zeros(1), diffrax.Euler()
+    minimiser = optx.LBFGS(rtol=1e-12, atol=1e-14)
+    res = shooting(arm, z, z, cost, init, optimizer=minimiser, steps=5, substeps=2, solver=solver)
+    losses = np.asarray(res.losses)
+    print(f"optimistix L-BFGS shooting losses {losses}")
+    assert losses.shape == (6,) and np.all(np.diff(losses) <= 1e-15 * losses[0]) and losses[-1] < 0.5 * losses[0]
+
+    def loss(v, _):
+        inp = InputSequence(v, 0.3, kind="zoh")
+        return cost(rollout(arm, z, z, inp, substeps=2, solver=solver), inp)
+
+    oracle = jax.jit(lambda v: optx.minimise(loss, minimiser, v, max_steps=6, throw=False).value)(init.values)
+    np.testing.assert_allclose(res.inputs.values, oracle, rtol=1e-12, atol=1e-14)
+    check = rollout(arm, z, z, res.inputs, substeps=2, solver=solver)
+    np.testing.assert_allclose(res.trajectory.q, check.q, rtol=1e-13, atol=1e-15)
+    assert abs(float(losses[-1]) - float(cost(check, res.inputs))) <= 1e-15 * float(losses[-1])
 
 
 def test_direct_transcription_with_id(arm, target):
