@@ -102,9 +102,10 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: Any = None, steps: 
         optimizer: an optax transformation, default ``optax.lbfgs()`` (with its zoom line search), or an
             optimistix minimiser (e.g. ``optimistix.LBFGS(rtol=1e-12, atol=1e-14)``), whose steps evaluate the loss
             and its gradient once each, so that its program holds them once where optax's L-BFGS holds them three
-            times: ``tests/identification``'s simulation-error fit took 27.1 s (19.9 s of XLA compile) with 60
-            optimistix L-BFGS steps against 47.3 s (38.3 s) with 25 optax L-BFGS iterations, to the same minimum
-            (2026-12-06, pinned, JAX's default flags).
+            times: ``tests/identification``'s simulation-error fit took 27.2 s (20.1 s of XLA compile) with 60
+            optimistix L-BFGS steps against 43.1–44.3 s (34.3–35.2 s) with 25 optax L-BFGS iterations, to the same
+            minimum (2026-12-06, pinned, JAX's default flags; under ``kj.recommended_xla_flags()`` 26.8 against
+            69.1 s).
         steps: optax iterations, or optimistix steps after the first (each one evaluation of the loss).
 
     Returns:
