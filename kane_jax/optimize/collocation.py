@@ -22,7 +22,7 @@ not one pass through the ID at every knot per decision variable.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import equinox as eqx
 import jax
@@ -32,6 +32,7 @@ import optimistix as optx
 
 from .. import _checks
 from .. import _optax_step as optax_step
+from .. import _optimistix_steps as optimistix_steps
 from .._types import Array
 from ..algorithms._recursion import inverse_dynamics_kernel
 from ..algorithms.actuation import input_force
@@ -125,7 +126,7 @@ def effort_residuals(z: Knots, h) -> Array:
 def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: Callable | None = None,
                residuals: Callable | None = None, guess: Knots | None = None, outer: int = 8,
                inner_steps: int = 60, rho: float = 10.0, rho_growth: float = 10.0, tol: float = 1e-8,
-               inner: optax.GradientTransformation | None = None) -> CollocationResult:
+               inner: Any = None) -> CollocationResult:
     """Solve a trajectory optimization problem by direct transcription with the ID.
 
     Arguments:
@@ -140,8 +141,10 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
         outer: augmented-Lagrangian iterations. inner_steps: iterations per inner solve.
         rho, rho_growth: initial penalty and its growth when the violation does not fall by 4×.
         tol: stop when the maximum constraint violation is below ``tol``.
-        inner: None for Levenberg–Marquardt (optimistix) on the least-squares form, or an optax
-            optimizer (e.g. ``optax.lbfgs()``) run for ``inner_steps``.
+        inner: None for Levenberg–Marquardt (optimistix) on the least-squares form, an optax
+            optimizer (e.g. ``optax.lbfgs()``) run for ``inner_steps``, or an optimistix minimiser (e.g.
+            ``optimistix.BFGS(rtol, atol)``) run for at most ``inner_steps`` steps (one evaluation of the cost and
+            its gradient each, held once in its program where optax's L-BFGS holds them three times).
 
     Returns:
         :class:`CollocationResult` with the knots, times, and per outer iteration the cost
@@ -149,10 +152,14 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
 
     Raises:
         ValueError: wrong shapes, ``n_intervals < 2``, non-positive horizon or penalty.
+        TypeError: ``inner`` neither None, an optax transformation nor an optimistix minimiser.
     """
     q0 = chain.check_state(q0, "q0")
     qd0 = chain.check_state(qd0, "qd0")
     n_intervals = _checks.count(n_intervals, "n_intervals", minimum=2)
+    if not (inner is None or isinstance(inner, optax.GradientTransformation) or optimistix_steps.is_minimiser(inner)):
+        raise TypeError("`inner` must be None, an optax GradientTransformation or an optimistix minimiser, got "
+                        f"{type(inner).__name__}.")
     if not float(t1) > 0 or not rho > 0 or not rho_growth >= 1:
         raise ValueError(f"need t1 > 0, rho > 0, rho_growth >= 1; got {t1}, {rho}, {rho_growth}.")
     k1, size = n_intervals + 1, (chain.nu or chain.nq)
@@ -183,6 +190,9 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
             sol = optx.least_squares(al_residual, solver, free, (lam, rho_), max_steps=inner_steps, throw=False,
                                      options=dict(jac="bwd"))
             free = sol.value
+        elif optimistix_steps.is_minimiser(inner):
+            cost = lambda x, args: 0.5 * jnp.sum(al_residual(x, args) ** 2)
+            free = optx.minimise(cost, inner, free, (lam, rho_), max_steps=inner_steps, throw=False).value
         else:
             f = lambda x: 0.5 * jnp.sum(al_residual(x, (lam, rho_)) ** 2)
             state, value_and_grad = optax_step.seeded(f, inner.init(free), free)

@@ -169,10 +169,12 @@ def test_knot_dynamics_structured_jacobian_equals_autodiff(arm, rng):
         np.testing.assert_allclose(g, r, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(r))))
 
 
-def test_transcription_with_an_optax_inner_solver(arm, target):
-    """``inner=`` any optax optimizer: Adam (no line search, so no value or gradient kept in its state:
-    this raised before 2026-12-05) lowers the violation, and the reported violation is that of the
-    returned knots, recomputed with the public ID and actuation matrix."""
+@pytest.mark.parametrize("inner", ["adam", "optimistix_bfgs"])
+def test_transcription_with_an_inner_minimiser(arm, target, inner):
+    """``inner=`` any optax optimizer — Adam (no line search, so no value or gradient kept in its state:
+    this raised before 2026-12-05) — or an optimistix minimiser (BFGS: one cost and gradient per step) lowers the
+    violation, and the reported violation is that of the returned knots, recomputed with the public ID and
+    actuation matrix."""
     _, p_target = target
     k, t1 = 6, 1.0
     h = t1 / k
@@ -180,10 +182,11 @@ def test_transcription_with_an_optax_inner_solver(arm, target):
     def terminal(q, v):
         return jnp.concatenate([(kj.tip_pose(arm, q)[:3, 3] - p_target)[:2], v])
 
+    solver = optax.adam(1e-2) if inner == "adam" else optx.BFGS(rtol=1e-10, atol=1e-12)
     res = transcribe(arm, jnp.zeros(2), jnp.zeros(2), t1, k, terminal=terminal, outer=2, inner_steps=20,
-                     inner=optax.adam(1e-2))
+                     inner=solver)
     viol = np.asarray(res.violation)
-    print(f"transcription with Adam inside: violation {viol}")
+    print(f"transcription with {inner} inside: violation {viol}")
     # measured 0.156 -> 0.097 -> 0.099 (the multipliers' first update moves the target of the second solve)
     assert viol[-1] < 0.75 * viol[0]
     q, v, a, u = res.knots
@@ -201,6 +204,8 @@ def test_bad_inputs(arm):
         shooting(arm, jnp.zeros(2), jnp.zeros(2), lambda t, i: 0.0, InputSequence(jnp.zeros((4, 2)), 1.0))
     with pytest.raises(ValueError, match="n_intervals"):
         transcribe(arm, jnp.zeros(2), jnp.zeros(2), 1.0, 1)
+    with pytest.raises(TypeError, match="inner"):
+        transcribe(arm, jnp.zeros(2), jnp.zeros(2), 1.0, 4, inner="bfgs")
     # a non-finite cost or gradient (e.g. a diverging fixed-step rollout) is a clear error, not NaN inputs
     with pytest.raises(FloatingPointError, match="substeps"):
         shooting(arm, jnp.zeros(2), jnp.zeros(2), lambda traj, inp: jnp.sqrt(-1.0 - jnp.sum(inp.values**2)),
