@@ -9,15 +9,25 @@ from typing import Any
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import optax
 import optimistix as optx
 
 from ._types import Array
 
 
-def is_minimiser(optimizer: Any) -> bool:
+def is_minimiser(optimizer: Any, name: str = "optimizer") -> bool:
     """Whether ``optimizer`` is an optimistix minimiser (stepped by :func:`stepper`) rather than an optax
-    transformation."""
-    return isinstance(optimizer, optx.AbstractMinimiser)
+    transformation; the one check of the workflows that take either (``fit``, ``shooting``, ``transcribe``).
+
+    Raises:
+        TypeError: neither; the message names the argument ``name``.
+    """
+    if isinstance(optimizer, optx.AbstractMinimiser):
+        return True
+    if isinstance(optimizer, optax.GradientTransformation):
+        return False
+    raise TypeError(f"`{name}` must be an optax GradientTransformation or an optimistix minimiser, got "
+                    f"{type(optimizer).__name__}.")
 
 
 def stepper(f: Callable[[Any], Array], solver: optx.AbstractMinimiser, x: Any) -> tuple[tuple, Callable]:
@@ -76,6 +86,10 @@ def minimise_steps(f: Callable[[Any], Array], solver: optx.AbstractMinimiser, x:
         ``(steps + 1,)`` (``losses[0] = f(x₀)``; non-increasing for a descent method with a line search).
     """
     init, step = stepper(f, solver, x)
-    (x, *_), (records, done) = jax.lax.scan(lambda carry, _: (lambda c: (c, (c[3], c[2])))(step(carry)), init, None,
-                                            length=steps + 1)
+
+    def scan_step(carry, _):
+        carry = step(carry)
+        return carry, (carry[3], carry[2])  # the step's record and done flag
+
+    (x, *_), (records, done) = jax.lax.scan(scan_step, init, None, length=steps + 1)
     return x, accepted_losses(records, done, f(x))

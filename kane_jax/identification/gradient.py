@@ -120,9 +120,6 @@ def fit(loss: Callable[[Any], Array], params0, *, optimizer: Any = None, steps: 
     _checks.count(steps, "steps")
     optimizer = optax.lbfgs() if optimizer is None else optimizer
     minimiser = optimistix_steps.is_minimiser(optimizer)
-    if not minimiser and not isinstance(optimizer, optax.GradientTransformation):
-        raise TypeError("`optimizer` must be an optax GradientTransformation or an optimistix minimiser, got "
-                        f"{type(optimizer).__name__}.")
     scale = jax.tree.map(lambda p: jnp.where(p == 0, 1.0, p), params0) if relative else None
     to_params = ((lambda x: jax.tree.map(lambda p, s, xi: p + s * xi, params0, scale, x)) if relative
                  else (lambda x: x))

@@ -157,9 +157,7 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
     q0 = chain.check_state(q0, "q0")
     qd0 = chain.check_state(qd0, "qd0")
     n_intervals = _checks.count(n_intervals, "n_intervals", minimum=2)
-    if not (inner is None or isinstance(inner, optax.GradientTransformation) or optimistix_steps.is_minimiser(inner)):
-        raise TypeError("`inner` must be None, an optax GradientTransformation or an optimistix minimiser, got "
-                        f"{type(inner).__name__}.")
+    minimiser = inner is not None and optimistix_steps.is_minimiser(inner, "inner")
     if not float(t1) > 0 or not rho > 0 or not rho_growth >= 1:
         raise ValueError(f"need t1 > 0, rho > 0, rho_growth >= 1; got {t1}, {rho}, {rho_growth}.")
     k1, size = n_intervals + 1, (chain.nu or chain.nq)
@@ -190,7 +188,7 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
             sol = optx.least_squares(al_residual, solver, free, (lam, rho_), max_steps=inner_steps, throw=False,
                                      options=dict(jac="bwd"))
             free = sol.value
-        elif optimistix_steps.is_minimiser(inner):
+        elif minimiser:
             cost = lambda x, args: 0.5 * jnp.sum(al_residual(x, args) ** 2)
             free = optx.minimise(cost, inner, free, (lam, rho_), max_steps=inner_steps, throw=False).value
         else:

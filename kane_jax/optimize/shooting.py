@@ -120,6 +120,7 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
     Raises:
         ValueError: states of the wrong shape, inputs whose width is not the chain's input size,
             ``steps < 1``.
+        TypeError: ``optimizer`` neither an optax transformation nor an optimistix minimiser.
         FloatingPointError: the cost or its gradient became non-finite, almost always a fixed step
             ``h = t1 / (K · substeps)`` beyond the explicit solver's stability limit (a stiff soft
             mode with eigenvalue ``λ`` needs ``|λ| h ≲ 3`` for Tsit5): raise ``substeps`` or pass an
@@ -133,6 +134,7 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
                          f"{inputs.values.shape}.")
     _checks.count(steps, "steps")
     optimizer = optax.adam(1e-2) if optimizer is None else optimizer
+    minimiser = optimistix_steps.is_minimiser(optimizer)
 
     def loss(inp):
         traj = rollout(chain, q0, qd0, inp, substeps=substeps, solver=solver)
@@ -141,7 +143,7 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
     def value_of(inp):
         return loss(inp)[0]
 
-    if optimistix_steps.is_minimiser(optimizer):
+    if minimiser:
         return _with_minimiser(loss, optimizer, inputs, steps, substeps)
     opt_state = optimizer.init(eqx.filter(inputs, eqx.is_array))
     # a line search's state (optax.lbfgs) keeps the accepted point's cost and gradient: seeded here at the
@@ -150,7 +152,7 @@ def shooting(chain: Chain, q0, qd0, cost: Callable, inputs: InputSequence, *,
     stored = optax_step.keeps_value(opt_state)
     if stored:
         opt_state = eqx.filter_jit(lambda inp, state: optax_step.seed(value_of, state, inp))(inputs, opt_state)
-    read = optax_step.reader(value_of, opt_state)
+        read = optax_step.reader(value_of, opt_state)  # the state's stored cost and gradient
 
     @eqx.filter_jit
     def step(inp, opt_state):

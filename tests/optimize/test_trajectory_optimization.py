@@ -206,6 +206,9 @@ def test_bad_inputs(arm):
         transcribe(arm, jnp.zeros(2), jnp.zeros(2), 1.0, 1)
     with pytest.raises(TypeError, match="inner"):
         transcribe(arm, jnp.zeros(2), jnp.zeros(2), 1.0, 4, inner="bfgs")
+    with pytest.raises(TypeError, match="optimizer"):
+        shooting(arm, jnp.zeros(2), jnp.zeros(2), lambda traj, inp: 0.0, InputSequence(jnp.zeros((4, 1)), 1.0),
+                 optimizer="lbfgs")
     # a non-finite cost or gradient (e.g. a diverging fixed-step rollout) is a clear error, not NaN inputs
     with pytest.raises(FloatingPointError, match="substeps"):
         shooting(arm, jnp.zeros(2), jnp.zeros(2), lambda traj, inp: jnp.sqrt(-1.0 - jnp.sum(inp.values**2)),
