@@ -89,6 +89,16 @@ def pytest_configure(config):
     os.environ["KANE_JAX_CACHE_DIR"] = folder  # the CLI's and the notebooks' kj.enable_compilation_cache()
     jax.config.update("jax_compilation_cache_dir", folder)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+    config._kane_jax_test_cache = folder  # removed when the session ends (≈ 120 MB per run)
+
+
+def pytest_unconfigure(config):
+    """Remove the session's compilation cache (only the one this process created: never a caller's)."""
+    folder = getattr(config, "_kane_jax_test_cache", None)
+    if folder is not None:
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
