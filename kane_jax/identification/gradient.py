@@ -58,7 +58,7 @@ def id_residual_loss(build: Callable[[Any], Chain], data: Samples, *, scale=None
 
 
 def simulation_loss(build: Callable[[Any], Chain], ts, q_measured, inputs, *, qd0=None, dt: float | None = None,
-                    solver=None) -> Callable:
+                    solver=None, one_kernel: bool = False) -> Callable:
     """``loss(params) = mean |q_sim(t_k; params) − q_measured_k|²`` through :func:`kane_jax.simulate`.
 
     The rollout starts at ``q_measured[0]`` (and ``qd0``, default zero) and is driven by the
@@ -66,7 +66,11 @@ def simulation_loss(build: Callable[[Any], Chain], ts, q_measured, inputs, *, qd
     steps ``dt`` (default: the sample spacing / 4) keep the cost per iteration fixed. Its gradient is
     diffrax's exact discrete adjoint with every step stored (a few states each: the reverse pass
     recomputes nothing; ``tests/identification``'s simulation-error fit 41.3 → 31.9 s, pinned,
-    2026-12-05, the same fitted parameters).
+    2026-12-05, the same fitted parameters). The solve is compiled as a loop of kernels
+    (``simulate(one_kernel=False)``): a fit evaluates it and its gradient a few hundred times, where the
+    one-kernel loop's longer compile does not pay (that fit under ``kj.recommended_xla_flags()``,
+    pinned, 2026-12-06: 25 optax L-BFGS steps 68.8 / 69.4 → 43.7 s, 60 optimistix L-BFGS steps
+    27.2 → 19.3 s; ``one_kernel=True`` for long fits of cheap steps).
 
     Raises:
         ValueError: ``ts`` and ``q_measured`` of inconsistent shapes.
@@ -83,7 +87,7 @@ def simulation_loss(build: Callable[[Any], Chain], ts, q_measured, inputs, *, qd
     def loss(params):
         traj = simulate(build(params), q_measured[0], qd0, t_end, t0=t_start, control=inputs,
                         saveat=ts, adaptive=False, dt0=step, solver=solver, max_steps=n_steps,
-                        adjoint=every_step_stored(n_steps))
+                        adjoint=every_step_stored(n_steps), one_kernel=one_kernel)
         return jnp.mean(jnp.sum((traj.q - q_measured) ** 2, axis=-1))
 
     return loss
