@@ -15,9 +15,10 @@ itself. Two flags (``docs/architecture.md``, "Whole loops as one kernel"; DESIGN
   dynamics in a jitted loop 2.6–3.7× (PCS rods, the 7-DoF arm; measured 2026-11-26, ``README.md``).
   The kernels of the rods, joints and the recursion are written without dot products for this.
   Batched work over many states touches more bytes and keeps XLA's usual multi-kernel execution.
-  An optimizer's loop over a small model (``identification.fit``, ``optimize.shooting`` with L-BFGS's line
-  search) can fit under the threshold as a whole and then compiles markedly longer (README, *Set-up*);
-  a lower threshold of the caller's own (kept by :func:`recommended_xla_flags`) trades that back.
+  The solves inside an optimizer's loop (a loss and its gradient) then compile markedly longer: a solve
+  compiled with ``simulate(one_kernel=False)`` (``identification.simulation_loss``'s default) holds a
+  custom call that keeps it out of the single kernel (README, *Set-up*); a lower threshold of the
+  caller's own (kept by :func:`recommended_xla_flags`) trades it back for every loop.
 """
 
 from __future__ import annotations

@@ -84,7 +84,8 @@ def in_kernels(field):
     loop-carried time, so not hoisted out of the loop; no derivative): the same numbers, the loop out
     of the one-kernel path. Measured (``tests/identification``'s simulation-error fit, recommended
     flags, pinned, 2026-12-06): 25 optax L-BFGS steps 68.8 / 69.4 → 43.7 s wall (XLA compile
-    61.4 / 62.5 → 35.3 s), 60 optimistix L-BFGS steps 27.2 → 19.3 s (22.7 → 13.3 s).
+    61.4 / 62.5 → 35.3 s), 60 optimistix L-BFGS steps 27.2 → 19.1 s (22.7 → 13.4 s), the same losses
+    and parameters to 3e-11; the steps themselves ran ≈ 8× longer (the 60: ≈ 0.2 → 1.6 s).
     """
 
     def marked(t, y, args):
