@@ -163,6 +163,13 @@ def count(x: Any, name: str, *, minimum: int = 1) -> int:
     return int(x)
 
 
+def flag(x: Any, name: str) -> bool:
+    """A Python or NumPy bool (a switch of the program's structure, never traced)."""
+    if not isinstance(x, (bool, np.bool_)):
+        raise TypeError(f"`{name}` must be a bool, got {type(x).__name__} {x!r}.")
+    return bool(x)
+
+
 def matrix_or_zeros(x: Any, name: str, n: int) -> jax.Array:
     """An ``(n, n)`` symmetric positive semi-definite matrix from None (zeros), a scalar (times the
     identity), a length-``n`` diagonal or an ``n × n`` matrix (stiffness and damping of joints and bodies).

@@ -100,6 +100,7 @@ def pytest_unconfigure(config):
 
         shutil.rmtree(folder, ignore_errors=True)
 
+
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
 # the source locations of the programs' operations as one frame each, not whole Python tracebacks (set

@@ -75,7 +75,9 @@ def simulation_loss(build: Callable[[Any], Chain], ts, q_measured, inputs, *, qd
 
     Raises:
         ValueError: ``ts`` and ``q_measured`` of inconsistent shapes.
+        TypeError: ``one_kernel`` not a bool.
     """
+    one_kernel = _checks.flag(one_kernel, "one_kernel")
     ts = jnp.asarray(ts, dtype=float)
     q_measured = jnp.asarray(q_measured, dtype=float)
     if ts.ndim != 1 or q_measured.ndim != 2 or q_measured.shape[0] != ts.shape[0]:

@@ -194,7 +194,7 @@ def simulate(
             whole loop as one kernel (steps 1.3–3.7× faster, a longer compile). False keeps it a loop of
             kernels (the same numbers), for a solve compiled inside an optimization loop, where the compile
             dominates (``identification.simulation_loss``'s default: a fit compiles ≈ 40 % shorter). The
-            Runge–Kutta and IMEX solvers (not ``"ros34pw2"``); ``_fields.in_kernels`` says how.
+            Runge–Kutta and IMEX solvers on a CPU (not ``"ros34pw2"``); ``_fields.in_kernels`` says how.
         adaptive: False for constant steps ``dt0``.
         max_steps: step budget; exceeding it is a failure (see ``throw``).
         adjoint: a diffrax adjoint, default ``RecursiveCheckpointAdjoint()``.
@@ -216,13 +216,15 @@ def simulate(
         ValueError: states of the wrong shape, a constant ``control`` of the wrong size, bad times,
             an unknown ``step_control`` name or negative coefficients, a ``max_step`` not positive.
         TypeError: unknown ``solver``, a control callable of the wrong arity, a ``step_control``
-            that is neither a name nor three numbers, a ``max_step`` that is not a number.
+            that is neither a name nor three numbers, a ``max_step`` that is not a number, a
+            ``one_kernel`` that is not a bool.
         SimulationError: (with ``throw=True``, called outside jit/vmap/grad) the solver fails, or a
             state is not finite; under a transformation, ``equinox.EquinoxRuntimeError``: the solver
             fails, or a state is not finite.
     """
     q0 = chain.check_state(q0, "q0")
     qd0 = chain.check_state(qd0, "qd0")
+    one_kernel = _checks.flag(one_kernel, "one_kernel")
     dtype = jnp.result_type(q0, qd0, float)
     y0 = (q0.astype(dtype), qd0.astype(dtype))
     t0_ = jnp.asarray(t0, dtype=dtype)
@@ -281,7 +283,7 @@ def simulate(
     shared = control is not None and shared_arrays(chain, control)
     model_law = shared and reads_state(lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd), chain.nq, dtype)
     args = (chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve, meter, jumps,
-            model_law, coefficients, bool(one_kernel))
+            model_law, coefficients, one_kernel or jax.default_backend() != "cpu")
     # the lowered program from disk where an application keeps them (`_stored`); a law holding the chain's
     # arrays compiles without loop hoisting (`_shared_jit`), here as in `_rollout`
     options = loop_merge_options() if shared else None

@@ -5,8 +5,10 @@ import re
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import kane_jax as kj
+from kane_jax.identification import simulation_loss
 
 
 def test_a_solve_outside_one_kernel_has_the_same_values():
@@ -32,3 +34,12 @@ def test_a_solve_outside_one_kernel_has_the_same_values():
     assert "lapack" not in texts[True] and "lapack" in texts[False]
     values = {ok: c(q0) for ok, c in compiled.items()}
     np.testing.assert_allclose(values[False], values[True], rtol=1e-12, atol=1e-14)
+
+
+def test_one_kernel_must_be_a_bool():
+    link = kj.RigidBody(0.3, com=(0.1, 0.0, 0.0), inertia=jnp.diag(jnp.array([1e-4, 1e-3, 1e-3])))
+    chain = kj.Chain([(kj.Revolute((0.0, 0.0, 1.0)), link)], gravity=(0.0, -9.81, 0.0))
+    with pytest.raises(TypeError, match="`one_kernel` must be a bool, got str 'no'"):
+        kj.simulate(chain, jnp.zeros(1), jnp.zeros(1), 0.1, one_kernel="no")
+    with pytest.raises(TypeError, match="`one_kernel` must be a bool, got int 0"):
+        simulation_loss(lambda p: chain, jnp.linspace(0.0, 0.1, 3), jnp.zeros((3, 1)), jnp.zeros(1), one_kernel=0)
