@@ -58,6 +58,12 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
 # within 2.5e-14 of its largest entry; five of the heaviest tests 170.7 → 157.8 s (pinned, 2026-11-29)
 if "xla_disable_hlo_passes" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] += " --xla_disable_hlo_passes=hlo-verifier,simplification,reshape-mover"
+# and the LLVM module of each program not split for parallel code generation: every worker runs on a core of
+# its own (above), where XLA:CPU's split into parts compiled on its thread pool only adds work — the same
+# machine code (the derivative matrix's programs bit for bit), XLA's compile of a PCS and of an LVP chain's
+# reverse-mode derivatives 4.20 / 4.25 → 3.67 / 3.79 s and 12.1 → 11.1 s (pinned, 2026-12-06)
+if "xla_cpu_parallel_codegen_split_count" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] += " --xla_cpu_parallel_codegen_split_count=1"
 # Not XLA:CPU's FAST_COMPILE preset (--xla_cpu_opt_preset): it cut the whole default run 701 -> 509 s
 # (2026-11-26), but its shorter HLO simplification (4 rounds of the fixed-point pipeline instead of 11)
 # miscompiles the Euler-Lagrange reference's third time derivative in
