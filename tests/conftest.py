@@ -58,8 +58,9 @@ if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
 # within 2.5e-14 of its largest entry; five of the heaviest tests 170.7 → 157.8 s (pinned, 2026-11-29)
 if "xla_disable_hlo_passes" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] += " --xla_disable_hlo_passes=hlo-verifier,simplification,reshape-mover"
-# and the LLVM module of each program not split for parallel code generation: every worker runs on a core of
-# its own (above), where XLA:CPU's split into parts compiled on its thread pool only adds work — the same
+# and the LLVM module of each program not split for parallel code generation: the xdist workers run on a core
+# each (above), where XLA:CPU's split into parts compiled on its thread pool only adds work (a run with `-n 0`
+# compiles on one thread as well) — the same
 # machine code (the derivative matrix's programs bit for bit), XLA's compile of a PCS and of an LVP chain's
 # reverse-mode derivatives 4.20 / 4.25 → 3.67 / 3.79 s and 12.1 → 11.1 s (pinned, 2026-12-06)
 if "xla_cpu_parallel_codegen_split_count" not in os.environ.get("XLA_FLAGS", ""):
