@@ -193,7 +193,7 @@ def simulate(
         one_kernel: True (default): under ``kj.recommended_xla_flags()`` on a CPU, XLA compiles the solver's
             whole loop as one kernel (steps 1.3–3.7× faster, a longer compile). False keeps it a loop of
             kernels (the same numbers), for a solve compiled inside an optimization loop, where the compile
-            dominates (``identification.simulation_loss``'s default: a fit compiles ≈ 40 % shorter). The
+            dominates (``simulation_loss``'s and ``shooting``'s default: their compile ≈ 40–55 % shorter). The
             Runge–Kutta and IMEX solvers on a CPU (not ``"ros34pw2"``); ``_fields.in_kernels`` says how.
         adaptive: False for constant steps ``dt0``.
         max_steps: step budget; exceeding it is a failure (see ``throw``).

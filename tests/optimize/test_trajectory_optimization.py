@@ -215,3 +215,6 @@ def test_bad_inputs(arm):
                  InputSequence(jnp.full((4, 1), 0.5), 1.0), steps=2)
     with pytest.raises(ValueError, match="substeps"):
         rollout(arm, jnp.zeros(2), jnp.zeros(2), InputSequence(jnp.zeros((4, 1)), 1.0), substeps=0)
+    with pytest.raises(TypeError, match="`one_kernel` must be a bool"):
+        shooting(arm, jnp.zeros(2), jnp.zeros(2), lambda traj, inp: 0.0, InputSequence(jnp.zeros((4, 1)), 1.0),
+                 one_kernel=None)
