@@ -181,6 +181,9 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
         c = constraints(chain, z, h, terminal)
         return jnp.concatenate([residuals(z, h), jnp.sqrt(rho_) * (c + lam / rho_)])
 
+    def al_cost(free, args):  # the least-squares form's cost, for the minimisers
+        return 0.5 * jnp.sum(al_residual(free, args) ** 2)
+
     @eqx.filter_jit
     def inner_solve(free, lam, rho_):
         if inner is None:
@@ -189,10 +192,9 @@ def transcribe(chain: Chain, q0, qd0, t1: float, n_intervals: int, *, terminal: 
                                      options=dict(jac="bwd"))
             free = sol.value
         elif minimiser:
-            cost = lambda x, args: 0.5 * jnp.sum(al_residual(x, args) ** 2)
-            free = optx.minimise(cost, inner, free, (lam, rho_), max_steps=inner_steps, throw=False).value
+            free = optx.minimise(al_cost, inner, free, (lam, rho_), max_steps=inner_steps, throw=False).value
         else:
-            f = lambda x: 0.5 * jnp.sum(al_residual(x, (lam, rho_)) ** 2)
+            f = lambda x: al_cost(x, (lam, rho_))
             state, value_and_grad = optax_step.seeded(f, inner.init(free), free)
 
             def body(carry, _):
