@@ -90,6 +90,7 @@ class Timing:
     number: int
     compile: float | None = None
     fn: Callable | None = field(default=None, repr=False)  # the compiled function (time_jit)
+    compiles: Any = field(default=None, repr=False)  # _compile_time.CompileTiming: spread and phases
 
     def fmt(self, per: int = 1) -> str:
         return f"{fmt_time(self.median / per)} [{fmt_time(self.min / per)}–{fmt_time(self.max / per)}]"
@@ -151,9 +152,11 @@ def time_calls_interleaved(fns: Sequence[Callable[[], Any]], *, repeats: int = 7
 
 
 def time_jit_interleaved(pairs: Sequence[tuple[Callable, tuple]], *, repeats: int = 7,
-                         min_time: float = 0.05, **kw) -> list[Timing]:
-    """Compile ``jax.jit(fn)`` for each ``(fn, args)`` (timed apart: trace + lower + XLA compile), then
-    time the calls of ``jax.jit(fn)`` interleaved (:func:`time_calls_interleaved`).
+                         min_time: float = 0.05, compile_repeats: int = 1, **kw) -> list[Timing]:
+    """Compile ``jax.jit(fn)`` for each ``(fn, args)`` (timed apart: trace + lower + XLA compile; with
+    ``compile_repeats`` > 1 that many times each, interleaved, from cleared caches:
+    :func:`_compile_time.compile_interleaved`), then time the calls of ``jax.jit(fn)`` interleaved
+    (:func:`time_calls_interleaved`).
 
     The calls go through the ``jax.jit`` wrapper, as users call it; it finds the executable compiled
     above in JAX's caches (its first call is checked not to compile). Not through the ``Compiled``
@@ -162,17 +165,18 @@ def time_jit_interleaved(pairs: Sequence[tuple[Callable, tuple]], *, repeats: in
     call than through ``jax.jit`` (the 7-DoF arm's FD 137–144 against 30–34 µs, 2026-11-30).
     """
     import jax
+    from _compile_time import compile_interleaved
 
-    jitted, compile_times, recompiles = [], [], []
+    jitted, recompiles = [], []
 
     def on_duration(event, duration, **_):
         if event == "/jax/core/compile/backend_compile_duration":
             recompiles.append(duration)
 
+    compiles = compile_interleaved(pairs, repeats=compile_repeats)
     for fn, args in pairs:
-        t0 = time.perf_counter()
-        jax.jit(fn).lower(*args).compile()
-        compile_times.append(time.perf_counter() - t0)
+        if compile_repeats > 1:  # the caches were cleared before the others' compiles: this one again, untimed
+            jax.jit(fn).lower(*args).compile()
         jitted.append(jax.jit(fn))
         jax.monitoring.register_event_duration_secs_listener(on_duration)
         try:
@@ -184,8 +188,8 @@ def time_jit_interleaved(pairs: Sequence[tuple[Callable, tuple]], *, repeats: in
                                "instead of reusing the compiled executable; its compile time would be wrong")
     res = time_calls_interleaved([lambda f=f, a=a: f(*a) for f, (_, a) in zip(jitted, pairs)],
                                  repeats=repeats, min_time=min_time, **kw)
-    for r, f, t in zip(res, jitted, compile_times):
-        r.compile, r.fn = t, f
+    for r, f, c in zip(res, jitted, compiles):
+        r.compile, r.fn, r.compiles = c.median, f, c
     return res
 
 

@@ -100,6 +100,9 @@ def main(argv=None) -> int:
                        help="all six strains (twist, bending, stretch, shear) instead of bending y/z + elongation")
         p.add_argument("--horizon", type=float, default=None,
                        help="simulated time [s] of the single-environment runs (default 1; times are per simulated s)")
+        p.add_argument("--compile-repeats", type=int, default=None,
+                       help="compiles of each one-FD program, interleaved, from cleared caches (default 5; 1 in "
+                            "--quick)")
 
     args = C.parse_args(NAME, argv, extra=extra)
     if args.sim is None:
@@ -121,6 +124,7 @@ def main(argv=None) -> int:
     horizon = args.horizon or (0.0005 if quick else 1.0)
     sim_batch, sim_batch_horizon = (None, None) if quick else (16, 0.05)
     tkw = dict(repeats=args.repeats, min_time=0.005 if quick else 0.05)
+    ckw = dict(compile_repeats=args.compile_repeats or (1 if quick else 5))
     skw = dict(repeats=1 if quick else 2, min_time=0.0)
     model = SIX_STRAINS if args.six_strains else dict(select=SELECT, eta_s=ETA_S)
     name = C.results_name(NAME + ("_six_strains" if args.six_strains else ""), args)
@@ -130,7 +134,8 @@ def main(argv=None) -> int:
                    f"{'all six strains' if args.six_strains else 'bending y/z + elongation'}; "
                    "5 Gauss nodes per segment) and the identical kane_jax chain of CosseratPCS bodies. Speed-up: "
                    "SoRoMoX time / kane_jax time, their repeats interleaved (a, b, a, b, …: the shared machine's drift "
-                   "falls on both). kane_jax's "
+                   "falls on both); compile ratio: SoRoMoX's compile time / kane_jax's (below 1: kane_jax compiles "
+                   "longer). kane_jax's "
                    "forward dynamics runs with `check=False`, the documented form inside jitted loops (its "
                    "finiteness check is a host callback; SoRoMoX checks nothing).")
     if soromox is None:
@@ -139,8 +144,12 @@ def main(argv=None) -> int:
         return 0
     agree = C.Table("Agreement (max |kane_jax − SoRoMoX|, relative to max |SoRoMoX|) at random states",
                     ["segments", "nq", "M", "bias (C q̇ + G + K q + D q̇)", "FD"])
-    single = C.Table("One FD evaluation", ["segments", "B", "kane_jax compile", "kane_jax", "SoRoMoX compile",
-                                          "SoRoMoX", "speed-up"])
+    nc = ckw["compile_repeats"]
+    how = (f"median [min–max] of {nc} compiles per program, the two libraries alternating, each from cleared "
+           "caches, and the medians of its phases" if nc > 1 else "one compile per program, and its phases")
+    single = C.Table(f"One FD evaluation (compile: {how}: trace + lowering + XLA)",
+                     ["segments", "B", "kane_jax compile", "kane_jax", "SoRoMoX compile", "SoRoMoX", "speed-up",
+                      "compile ratio"])
     sims = C.Table("Simulation with diffrax Tsit5 (time per simulated second; from rest at a bent state)",
                    ["segments", "stepping", "B", "horizon", "kane_jax compile", "kane_jax / sim-s",
                     "SoRoMoX compile", "SoRoMoX / sim-s", "speed-up", "FD evals", "final-state |Δ| (rel)"])
@@ -168,14 +177,14 @@ def main(argv=None) -> int:
         for b in [1] + batches:
             if b == 1:
                 yk = jnp.asarray(ys[0])
-                tk, ts = C.time_jit_interleaved([(fkane, (pk, yk)), (fsx, (ps, yk))], **tkw)
+                tk, ts = C.time_jit_interleaved([(fkane, (pk, yk)), (fsx, (ps, yk))], **tkw, **ckw)
                 vf_compiled = tk.fn
             else:
                 yb = jnp.asarray(ys[:b])
                 tk, ts = C.time_jit_interleaved([(jax.vmap(fkane, in_axes=(None, 0)), (pk, yb)),
-                                                 (jax.vmap(fsx, in_axes=(None, 0)), (ps, yb))], **tkw)
-            single.add(nseg, b, C.fmt_time(tk.compile), tk.fmt(), C.fmt_time(ts.compile), ts.fmt(),
-                       C.ratio(ts.median, tk.median))
+                                                 (jax.vmap(fsx, in_axes=(None, 0)), (ps, yb))], **tkw, **ckw)
+            single.add(nseg, b, tk.compiles.fmt(), tk.fmt(), ts.compiles.fmt(), ts.fmt(),
+                       C.ratio(ts.median, tk.median), C.ratio(ts.compile, tk.compile))
 
         # ---- agreement (jitted; the quick form checks FD only, which contains M and the bias)
         zero = jnp.zeros(nq)
