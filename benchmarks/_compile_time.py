@@ -51,11 +51,17 @@ def compile_interleaved(pairs: Sequence[tuple[Callable, tuple]], *, repeats: int
 
     Raises:
         ValueError: ``repeats`` below 1.
+        RuntimeError: ``repeats`` > 1 with JAX's persistent compilation cache on (the repeats would load
+            the first compile's program instead of compiling it).
     """
     import jax
 
     if repeats < 1:
         raise ValueError(f"repeats: expected at least 1, got {repeats}")
+    if repeats > 1 and jax.config.jax_compilation_cache_dir:
+        raise RuntimeError("compile_interleaved: JAX's persistent compilation cache is on (jax_compilation_cache_dir="
+                           f"{jax.config.jax_compilation_cache_dir!r}); repeated compiles would load from it. Unset "
+                           "JAX_COMPILATION_CACHE_DIR, or time one compile per program.")
     samples: list[list[tuple[float, float, float]]] = [[] for _ in pairs]
     for _ in range(repeats):
         for (fn, args), out in zip(pairs, samples):
