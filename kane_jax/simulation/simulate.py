@@ -79,7 +79,8 @@ def _rollout(chain, y0, t0, t1, ts, control, solver, dt0, tolerances, adjoint, m
         if own_saving and dt0 is not None:
             controller, dt0 = FirstStep(controller, dt0), None
     size = chain.nu if chain.nu else chain.nq
-    mark = (lambda f: f) if one_kernel else in_kernels  # not one kernel: a marker in the steps (_fields.py)
+    # not one kernel: a marker in the steps (_fields.py); on a CPU only, the one backend whose loops XLA hoists
+    mark = in_kernels if not one_kernel and jax.default_backend() == "cpu" else (lambda f: f)
     if isinstance(solver, (diffrax.KenCarp3, diffrax.KenCarp4, diffrax.KenCarp5)):
         terms = diffrax.MultiTerm(diffrax.ODETerm(mark(explicit_field)), diffrax.ODETerm(implicit_field))
     elif isinstance(solver, Ros34PW2):
@@ -283,7 +284,7 @@ def simulate(
     shared = control is not None and shared_arrays(chain, control)
     model_law = shared and reads_state(lambda t, q, qd: _evaluate_law(control, size, dtype, t, q, qd), chain.nq, dtype)
     args = (chain, y0, t0_, t1_, ts, control, slv, dt0_, tolerances, adjoint, int(max_steps), in_solve, meter, jumps,
-            model_law, coefficients, one_kernel or jax.default_backend() != "cpu")
+            model_law, coefficients, one_kernel)
     # the lowered program from disk where an application keeps them (`_stored`); a law holding the chain's
     # arrays compiles without loop hoisting (`_shared_jit`), here as in `_rollout`
     options = loop_merge_options() if shared else None
